@@ -1,0 +1,38 @@
+# The two quick-start commands: `make run` and `make test` (see README.md).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: run test venv system-deps lint migrate bench-help clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, pinned to the local CPU build: a looser request would pull a CUDA wheel.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## run: set up, migrate, load the demo pack on first start, print demo users, serve web + worker + beat
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py bootstrap_demo
+	$(PY) manage.py run_embedded --port $(PORT)
+
+## test: set up (system packages too) and run the whole suite with the linters
+test: system-deps venv
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+system-deps:
+	bash scripts/ensure-system-deps.sh
+
+lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+clean:
+	rm -rf var .pytest_cache

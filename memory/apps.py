@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class MemoryConfig(AppConfig):
+    """Episodic memory, the Info Registry, the PII guard, memory edges and alias-safe MemoryRead."""
+
+    name = "memory"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,139 @@
+"""Tables of the ``sql`` graph backend: the ontology graph as node / edge / attachment / alias rows.
+
+This is the "edge table" of seed 003 applied to the ontology: one typed, weighted edge row per
+(source, target, type), no self-loops, indexed by source, target and type. Every row belongs to one
+project (ARCHITECTURE decision 6). Models are thin; every write goes through the graph store
+(``ontology.store.sql_backend``), which runs the graph validator first.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from ontology.domain import EdgeType, NodeStatus, NodeType, RiskLevel
+
+
+class OntologyNode(models.Model):
+    """An ontology node (ARG §0.1): a leaf carrying operational truth — title, chunk, embedding, type,
+    risk level — reached through its attachments to labels and clusters.
+
+    ``node_id`` is the stable id every other structure references (edges, aliases, memory, logs).
+    ``status`` follows the lifecycle ACTIVE → DEPRECATED → REMOVED (§3.5) with the reason and date of
+    the last move. ``preconditions``, ``parameters`` and ``handler`` describe Actions.
+    ``embedding`` holds float64 values packed little-endian (``array("d")``), or nothing.
+    """
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="ontology_nodes")
+    node_id = models.CharField(max_length=128)
+    type = models.CharField(max_length=32, choices=[(t.value, t.value) for t in NodeType])
+    title = models.CharField(max_length=200)
+    chunk = models.TextField(max_length=10_000, blank=True)
+    risk = models.CharField(max_length=8, choices=[(r.value, r.value) for r in RiskLevel], default=RiskLevel.LOW)
+    status = models.CharField(max_length=12, choices=[(s.value, s.value) for s in NodeStatus],
+                              default=NodeStatus.ACTIVE)
+    status_reason = models.CharField(max_length=500, blank=True)
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    preconditions = models.JSONField(default=list, blank=True, help_text="checks that must hold before an Action")
+    parameters = models.JSONField(default=list, blank=True,
+                                  help_text="[{name, type, required, description}] an Action needs")
+    handler = models.CharField(max_length=200, blank=True, help_text='registered handler, e.g. "python:billing.x"')
+    embedding = models.BinaryField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["node_id"]
+        constraints = [models.UniqueConstraint(fields=["project", "node_id"], name="ontology_node_unique_id")]
+        indexes = [
+            models.Index(fields=["project", "type"], name="ontology_node_type_idx"),
+            models.Index(fields=["project", "status"], name="ontology_node_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} ({self.type})"
+
+
+class OntologyEdge(models.Model):
+    """A typed directed edge — the "movement grammar" between two nodes of one project.
+
+    ``weight`` is in [-1, 1] (a negative weight is inhibitory), ``semantics`` says in words what the
+    movement means. At most one edge per (source, target, type); never a self-loop.
+    """
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="ontology_edges")
+    source = models.ForeignKey(OntologyNode, on_delete=models.CASCADE, related_name="out_edges")
+    target = models.ForeignKey(OntologyNode, on_delete=models.CASCADE, related_name="in_edges")
+    type = models.CharField(max_length=32, choices=[(t.value, t.value) for t in EdgeType])
+    weight = models.FloatField(default=1.0)
+    semantics = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "target", "type"], name="ontology_edge_unique"),
+            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="ontology_edge_no_self_loop"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "type"], name="ontology_edge_type_idx"),
+            models.Index(fields=["source", "type"], name="ontology_edge_source_type_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -[{self.type}]-> {self.target_id}"
+
+
+class NodeLabel(models.Model):
+    """A node ↔ label attachment, by the label's stable LabelID (not a foreign key: LabelIDs are the
+    contract between the taxonomy and the graph, and survive renames and moves of the label)."""
+
+    node = models.ForeignKey(OntologyNode, on_delete=models.CASCADE, related_name="label_links")
+    label_id = models.CharField(max_length=16)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["node", "label_id"], name="ontology_node_label_unique")]
+        indexes = [models.Index(fields=["label_id"], name="ontology_node_label_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} ↔ {self.label_id}"
+
+
+class NodeCluster(models.Model):
+    """A node ↔ cluster attachment, by the cluster's stable key."""
+
+    node = models.ForeignKey(OntologyNode, on_delete=models.CASCADE, related_name="cluster_links")
+    cluster_key = models.CharField(max_length=63)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["node", "cluster_key"], name="ontology_node_cluster_unique")]
+        indexes = [models.Index(fields=["cluster_key"], name="ontology_node_cluster_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} ↔ {self.cluster_key}"
+
+
+class NodeAlias(models.Model):
+    """One arrow of the split redirection / alias table A → {B, C} (ARG §3.5.5).
+
+    When node A is split into B and C (or merged into AB), A keeps its id as DEPRECATED or REMOVED and
+    the table says where it lives on; MemoryRead follows it so that a memory pointing at A is
+    redirected instead of orphaned. One row per (source, target), in the order the targets were given.
+    """
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="ontology_aliases")
+    source = models.CharField(max_length=128, help_text="node_id of the split or merged node")
+    target = models.CharField(max_length=128, help_text="node_id it lives on in")
+    reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "source", "target"], name="ontology_alias_unique"),
+            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="ontology_alias_not_self"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} → {self.target}"

@@ -1,0 +1,181 @@
+"""The graph store port: what every backend offers, with frozen dataclasses at its edges.
+
+The vocabulary follows the knowledge pack format (``docs/knowledge-pack-format.md``, sections
+``nodes``, ``edges`` and ``aliases``) and ARG §0.1 / §3.5:
+
+* ``NodeData`` — an ontology node, the terminal operational unit that carries operational truth.
+  ``node_id`` is stable (``[A-Za-z0-9_.:-]``) and is what every other structure references.
+  ``labels`` / ``clusters`` are the node ↔ label (stable LabelIDs) and node ↔ cluster (cluster keys)
+  attachments. ``preconditions``, ``parameters`` and ``handler`` describe Actions.
+* ``EdgeData`` — a typed, directed edge of the "movement grammar", unique per (source, target, type).
+* ``AliasData`` — one row of the split redirection table A → {B, C} (a merge is A → {AB}); MemoryRead
+  follows it so that a memory pointing at a split or merged node is never orphaned.
+* ``GraphData`` — a project's whole graph, as imported from or exported to a knowledge pack.
+
+Backends never return driver records or ORM rows: only these dataclasses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from ontology.domain import NodeStatus, RiskLevel
+
+Direction = Literal["out", "in", "both"]
+DIRECTIONS: frozenset[str] = frozenset({"out", "in", "both"})
+
+
+@dataclass(frozen=True)
+class StoreHealth:
+    backend: str
+    ok: bool
+    detail: str
+    info: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One parameter an Action needs before it can execute (clarified from the user when missing)."""
+
+    name: str
+    type: str = "string"
+    required: bool = True
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class NodeData:
+    """An ontology node (ARG §0.1): a leaf carrying operational truth, attached to labels and clusters."""
+
+    node_id: str
+    type: str
+    title: str
+    chunk: str
+    risk: str = RiskLevel.LOW.value
+    status: str = NodeStatus.ACTIVE.value
+    labels: tuple[str, ...] = ()
+    clusters: tuple[str, ...] = ()
+    preconditions: tuple[str, ...] = ()
+    parameters: tuple[ParameterSpec, ...] = ()
+    handler: str = ""
+    status_reason: str = ""
+    embedding: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class EdgeData:
+    """A typed directed edge: ``weight`` in [-1, 1] (negative = inhibitory), ``semantics`` free text."""
+
+    source: str
+    target: str
+    type: str
+    weight: float = 1.0
+    semantics: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.source, self.target, self.type)
+
+
+@dataclass(frozen=True)
+class AliasData:
+    """A row of the split redirection table: ``source`` now lives on in ``targets`` (A → {B, C})."""
+
+    source: str
+    targets: tuple[str, ...]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class GraphData:
+    """A project's graph: nodes, edges and aliases (export order: by node_id, edge key, alias source)."""
+
+    nodes: tuple[NodeData, ...] = ()
+    edges: tuple[EdgeData, ...] = ()
+    aliases: tuple[AliasData, ...] = ()
+
+
+def resolve_alias_chain(aliases: Mapping[str, tuple[str, ...]], node_id: str) -> tuple[str, ...]:
+    """Follow the redirection table from ``node_id`` to the nodes it lives on in.
+
+    A node without an alias resolves to itself. Chains are followed (A → B, B → {C, D} gives (C, D)),
+    depth first in the order of each alias's targets, without duplicates. Cycle-safe: a node already
+    visited is never expanded again, and a node whose every target was already visited (it closes a
+    cycle) stands for itself, so the answer always names at least one node.
+    """
+    out: list[str] = []
+    visited: set[str] = set()
+
+    def walk(current: str) -> None:
+        visited.add(current)
+        fresh = [t for t in aliases.get(current, ()) if t not in visited]
+        if not fresh:
+            if current not in out:
+                out.append(current)
+            return
+        for target in fresh:
+            if target not in visited:
+                walk(target)
+
+    walk(node_id)
+    return tuple(out)
+
+
+class GraphStore(Protocol):
+    """The port every graph backend implements; ``project_id`` scopes every call (ARCHITECTURE 6).
+
+    Writes validate their input with the graph rules (``ontology.validator``) and raise
+    ``arg_platform.errors.RuleViolation`` writing nothing; a missing node raises ``NotFound``.
+    """
+
+    backend: str
+
+    def health(self) -> StoreHealth:
+        """Cheap liveness check of the store (never raises)."""
+        ...
+
+    def replace_graph(self, project_id: int, graph: GraphData) -> None:
+        """Validate ``graph`` whole, then atomically replace the project's graph with it."""
+        ...
+
+    def export_graph(self, project_id: int) -> GraphData:
+        """The project's graph in deterministic order."""
+        ...
+
+    def upsert_node(self, project_id: int, node: NodeData) -> None:
+        """Create the node or overwrite every field of it (attachments included)."""
+        ...
+
+    def set_node_status(self, project_id: int, node_id: str, status: str, reason: str) -> None:
+        """Move a node along ACTIVE → DEPRECATED → REMOVED, recording the reason and the date."""
+        ...
+
+    def add_edge(self, project_id: int, edge: EdgeData) -> None:
+        """Add a new edge between two existing, non-REMOVED nodes."""
+        ...
+
+    def remove_edge(self, project_id: int, source: str, target: str, type: str) -> None:
+        """Delete one edge (``NotFound`` when there is none)."""
+        ...
+
+    def get_node(self, project_id: int, node_id: str) -> NodeData | None:
+        ...
+
+    def neighbours(self, project_id: int, node_id: str, direction: Direction = "out",
+                   edge_types: tuple[str, ...] | None = None) -> list[EdgeData]:
+        """Edges leaving (``out``), entering (``in``) or touching (``both``) a node, by edge key."""
+        ...
+
+    def add_alias(self, project_id: int, alias: AliasData) -> None:
+        """Set the redirection of ``alias.source`` (replaces an earlier alias of the same source)."""
+        ...
+
+    def resolve_alias(self, project_id: int, node_id: str) -> tuple[str, ...]:
+        """Where a (possibly split or merged) node lives on now; see ``resolve_alias_chain``."""
+        ...
+
+    def counts(self, project_id: int) -> dict[str, object]:
+        """``{"nodes": n, "edges": n, "aliases": n, "nodes_by_type": {...}, "nodes_by_status": {...}}``."""
+        ...

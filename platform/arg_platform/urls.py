@@ -1,0 +1,20 @@
+"""URL root: UI pages, REST API v1, OpenAPI schema, health."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+
+from . import views
+
+urlpatterns = [
+    path("healthz", views.healthz, name="healthz"),
+    path("", views.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/", include("projects.api.urls")),
+    path("api/v1/", include("taxonomy.api.urls")),
+    path("p/<slug:project>/", include("taxonomy.urls")),
+]

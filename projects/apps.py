@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class ProjectsConfig(AppConfig):
+    """Projects (workspaces), memberships with platform roles, and API tokens."""
+
+    name = "projects"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,68 @@
+"""A real Celery worker on the embedded filesystem broker runs tasks queued by the web process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from arg_platform.models import Job
+from arg_platform.request_id import set_request_id
+from arg_platform.tasks import job_probe_task
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def worker():
+    env = dict(os.environ)
+    env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
+    env["ARG_DATA_DIR"] = str(settings.DATA_DIR)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "arg_platform", "worker", "--loglevel", "INFO", "--concurrency", "1",
+         "--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_worker_runs_task_once_and_request_id_travels(worker):
+    job = Job.objects.create(kind="probe")
+    set_request_id("req-from-web-1")
+    try:
+        job_probe_task.delay(job.pk)
+        job_probe_task.delay(job.pk)  # a duplicated message must not apply twice
+    finally:
+        set_request_id(None)
+    assert _wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED), "worker never ran the task"
+    job.refresh_from_db()
+    assert job.result["request_id"] == "req-from-web-1"
+    assert job.result["worker_pid"] == worker.pid
+    assert job.result["worker_pid"] != os.getpid()
+    first_result = dict(job.result)
+    queue = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+    assert _wait_for(lambda: not any(queue.iterdir())), "second message never consumed"
+    job.refresh_from_db()
+    assert job.result == first_result

@@ -1,0 +1,176 @@
+"""Taxonomy API v1 through real HTTP semantics (DRF test client): experts write, clients read, the
+validator refuses bad writes with the rule's name and nothing changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arg_platform.models import AuditEvent
+from taxonomy.models import Label, Policy
+from taxonomy.services import cluster_create, label_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tree(project: Any, expert: Any) -> dict[str, Any]:
+    billing = cluster_create(project=project, actor=expert, key="billing", name="Billing")
+    access = cluster_create(project=project, actor=expert, key="access", name="Accounts & access")
+    invoices = label_create(project=project, actor=expert, name="Invoices", cluster_key="billing",
+                            examples=["where is my invoice"])
+    download = label_create(project=project, actor=expert, name="Download invoice", cluster_key="billing",
+                            parent_id=invoices.label_id)
+    login = label_create(project=project, actor=expert, name="Login problems", cluster_key="access")
+    return {"billing": billing, "access": access, "invoices": invoices, "download": download, "login": login}
+
+
+def url(project: Any, tail: str) -> str:
+    return f"/api/v1/projects/{project.slug}/{tail}"
+
+
+def test_expert_creates_child_label_and_it_gets_a_stable_id(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, "labels/"), {"name": "Refunds", "cluster": "billing",
+                                                         "parent": tree["invoices"].label_id,
+                                                         "examples": ["I want my money back"]}, format="json")
+    assert resp.status_code == 201, resp.content
+    body = resp.json()
+    assert body["label_id"] == "L00004"
+    assert body["parent"] == tree["invoices"].label_id
+    assert body["path"] == "Billing › Invoices › Refunds"
+    assert body["depth"] == 1
+    assert AuditEvent.objects.filter(object_type="label", object_key="L00004", action="create").count() == 1
+
+
+def test_duplicate_sibling_name_is_refused_and_nothing_changes(project, expert, api_as, tree):
+    before = Label.objects.count()
+    resp = api_as(expert).post(url(project, "labels/"), {"name": "download INVOICE", "cluster": "billing",
+                                                         "parent": tree["invoices"].label_id}, format="json")
+    assert resp.status_code == 400
+    assert resp.json()["rules"] == ["taxonomy.sibling_unique"]
+    assert Label.objects.count() == before
+
+
+def test_cross_cluster_parent_is_refused(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, "labels/"), {"name": "X", "cluster": "access",
+                                                         "parent": tree["invoices"].label_id}, format="json")
+    assert resp.status_code == 400
+    assert "taxonomy.cluster_compat" in resp.json()["rules"]
+
+
+def test_orphan_child_is_refused(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, "labels/"), {"name": "X", "cluster": "billing", "parent": "L09999"},
+                               format="json")
+    assert resp.status_code == 400
+    assert resp.json()["rules"] == ["taxonomy.parent_exists"]
+
+
+def test_moving_a_label_under_its_own_descendant_is_a_cycle(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, f"labels/{tree['invoices'].label_id}/move/"),
+                               {"parent": tree["download"].label_id}, format="json")
+    assert resp.status_code == 400
+    assert "taxonomy.no_cycles" in resp.json()["rules"]
+    tree["invoices"].refresh_from_db()
+    assert tree["invoices"].parent_id is None
+
+
+def test_move_to_other_cluster_moves_subtree_and_updates_paths(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, f"labels/{tree['invoices'].label_id}/move/"),
+                               {"parent": tree["login"].label_id}, format="json")
+    assert resp.status_code == 200, resp.content
+    tree["download"].refresh_from_db()
+    assert tree["download"].cluster.key == "access"
+    assert tree["download"].path == "Accounts & access › Login problems › Invoices › Download invoice"
+    assert tree["download"].label_id == "L00002"
+
+
+def test_status_lifecycle_and_deprecated_is_terminal(project, expert, api_as, tree):
+    client = api_as(expert)
+    lid = tree["download"].label_id
+    assert client.post(url(project, f"labels/{lid}/status/"), {"status": "DEPRECATED"}, format="json").json()[
+        "rules"] == ["taxonomy.status_reason"]
+    resp = client.post(url(project, f"labels/{lid}/status/"), {"status": "DEPRECATED", "reason": "merged"},
+                       format="json")
+    assert resp.status_code == 200
+    assert resp.json()["status_changed_by"] == expert.username
+    resp = client.post(url(project, f"labels/{lid}/status/"), {"status": "ACTIVE"}, format="json")
+    assert resp.json()["rules"] == ["taxonomy.status_transition"]
+
+
+def test_deprecating_a_parent_with_active_children_is_refused(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, f"labels/{tree['invoices'].label_id}/status/"),
+                               {"status": "DEPRECATED", "reason": "x"}, format="json")
+    assert resp.status_code == 400
+    assert resp.json()["rules"] == ["taxonomy.parent_status"]
+
+
+def test_deprecation_removes_label_from_policy_allow_lists(project, expert, api_as, tree):
+    client = api_as(expert)
+    resp = client.post(url(project, "policies/"), {"key": "customer", "name": "Customer",
+                                                   "allowed_labels": [tree["download"].label_id,
+                                                                      tree["login"].label_id]}, format="json")
+    assert resp.status_code == 201, resp.content
+    client.post(url(project, f"labels/{tree['download'].label_id}/status/"),
+                {"status": "DEPRECATED", "reason": "gone"}, format="json")
+    assert Policy.objects.get(key="customer").allowed_labels == [tree["login"].label_id]
+
+
+def test_incompatible_pair_with_ancestor_is_refused(project, expert, api_as, tree):
+    client = api_as(expert)
+    resp = client.post(url(project, "incompatibilities/"),
+                       {"labels": [tree["invoices"].label_id, tree["download"].label_id]}, format="json")
+    assert resp.json()["rules"] == ["taxonomy.incompatible_lineage"]
+    resp = client.post(url(project, "incompatibilities/"),
+                       {"labels": [tree["login"].label_id, tree["download"].label_id], "reason": "r"}, format="json")
+    assert resp.status_code == 201
+    assert resp.json()["labels"] == ["L00002", "L00003"]
+
+
+def test_policy_with_unknown_label_and_bad_regex_reports_both(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, "policies/"), {"key": "p", "name": "P", "forbidden_labels": ["L07777"],
+                                                           "blocked_patterns": ["(unclosed"]}, format="json")
+    assert resp.status_code == 400
+    assert set(resp.json()["rules"]) == {"policy.label_refs", "policy.pattern"}
+    assert not Policy.objects.exists()
+
+
+def test_typology_weights_are_validated(project, expert, api_as):
+    client = api_as(expert)
+    resp = client.post(url(project, "typologies/"), {"key": "quick", "name": "Quick", "weights": {"alpha": 2}},
+                       format="json")
+    assert resp.status_code == 400
+    assert "weights" in resp.json()
+    resp = client.post(url(project, "typologies/"), {"key": "quick", "name": "Quick", "max_hops": 2,
+                                                     "weights": {"alpha": 0.5}, "is_default": True}, format="json")
+    assert resp.status_code == 201, resp.content
+    assert resp.json()["weights"]["alpha"] == 0.5
+    assert resp.json()["max_hops"] == 2
+
+
+def test_oversize_label_name_is_a_field_error(project, expert, api_as, tree):
+    resp = api_as(expert).post(url(project, "labels/"), {"name": "x" * 81, "cluster": "billing"}, format="json")
+    assert resp.status_code == 400
+    assert "name" in resp.json()
+
+
+def test_client_token_reads_but_cannot_write(project, token_client, tree):
+    client = token_client(project)
+    resp = client.get(url(project, "labels/"))
+    assert resp.status_code == 200
+    assert resp.json()["count"] == 3
+    resp = client.post(url(project, "labels/"), {"name": "Y", "cluster": "billing"}, format="json")
+    assert resp.status_code == 403
+    assert Label.objects.count() == 3
+
+
+def test_reviewer_reads_but_cannot_write(project, reviewer, api_as, tree):
+    client = api_as(reviewer)
+    assert client.get(url(project, "clusters/")).status_code == 200
+    assert client.post(url(project, "clusters/"), {"key": "x", "name": "X"}, format="json").status_code == 403
+
+
+def test_anonymous_is_refused(project, tree):
+    from rest_framework.test import APIClient
+
+    assert APIClient().get(url(project, "labels/")).status_code in (401, 403)

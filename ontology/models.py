@@ -28,15 +28,23 @@ class OntologyNode(models.Model):
     type = models.CharField(max_length=32, choices=[(t.value, t.value) for t in NodeType])
     title = models.CharField(max_length=200)
     chunk = models.TextField(max_length=10_000, blank=True)
-    risk = models.CharField(max_length=8, choices=[(r.value, r.value) for r in RiskLevel], default=RiskLevel.LOW)
-    status = models.CharField(max_length=12, choices=[(s.value, s.value) for s in NodeStatus],
-                              default=NodeStatus.ACTIVE)
+    risk = models.CharField(
+        max_length=8, choices=[(r.value, r.value) for r in RiskLevel], default=RiskLevel.LOW
+    )
+    status = models.CharField(
+        max_length=12, choices=[(s.value, s.value) for s in NodeStatus], default=NodeStatus.ACTIVE
+    )
     status_reason = models.CharField(max_length=500, blank=True)
     status_changed_at = models.DateTimeField(null=True, blank=True)
-    preconditions = models.JSONField(default=list, blank=True, help_text="checks that must hold before an Action")
-    parameters = models.JSONField(default=list, blank=True,
-                                  help_text="[{name, type, required, description}] an Action needs")
-    handler = models.CharField(max_length=200, blank=True, help_text='registered handler, e.g. "python:billing.x"')
+    preconditions = models.JSONField(
+        default=list, blank=True, help_text="checks that must hold before an Action"
+    )
+    parameters = models.JSONField(
+        default=list, blank=True, help_text="[{name, type, required, description}] an Action needs"
+    )
+    handler = models.CharField(
+        max_length=200, blank=True, help_text='registered handler, e.g. "python:billing.x"'
+    )
     embedding = models.BinaryField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -72,7 +80,9 @@ class OntologyEdge(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["source", "target", "type"], name="ontology_edge_unique"),
-            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="ontology_edge_no_self_loop"),
+            models.CheckConstraint(
+                condition=~models.Q(source=models.F("target")), name="ontology_edge_no_self_loop"
+            ),
         ]
         indexes = [
             models.Index(fields=["project", "type"], name="ontology_edge_type_idx"),
@@ -92,7 +102,9 @@ class NodeLabel(models.Model):
 
     class Meta:
         ordering = ["id"]
-        constraints = [models.UniqueConstraint(fields=["node", "label_id"], name="ontology_node_label_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["node", "label_id"], name="ontology_node_label_unique")
+        ]
         indexes = [models.Index(fields=["label_id"], name="ontology_node_label_idx")]
 
     def __str__(self) -> str:
@@ -107,7 +119,9 @@ class NodeCluster(models.Model):
 
     class Meta:
         ordering = ["id"]
-        constraints = [models.UniqueConstraint(fields=["node", "cluster_key"], name="ontology_node_cluster_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["node", "cluster_key"], name="ontology_node_cluster_unique")
+        ]
         indexes = [models.Index(fields=["cluster_key"], name="ontology_node_cluster_idx")]
 
     def __str__(self) -> str:
@@ -132,7 +146,9 @@ class NodeAlias(models.Model):
         ordering = ["source", "id"]
         constraints = [
             models.UniqueConstraint(fields=["project", "source", "target"], name="ontology_alias_unique"),
-            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="ontology_alias_not_self"),
+            models.CheckConstraint(
+                condition=~models.Q(source=models.F("target")), name="ontology_alias_not_self"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -76,8 +76,13 @@ def edge_location_key(source: str, target: str, type: str) -> str:
     return f"edge:{source}|{target}|{type}"
 
 
-def validate_graph(graph: GraphData, *, labels: Mapping[str, str], clusters: Iterable[str],
-                   locations: Mapping[str, str] | None = None) -> list[Violation]:
+def validate_graph(
+    graph: GraphData,
+    *,
+    labels: Mapping[str, str],
+    clusters: Iterable[str],
+    locations: Mapping[str, str] | None = None,
+) -> list[Violation]:
     """Every rule over a whole graph; ``labels`` maps LabelID → status. Empty list = valid."""
     locs = locations or {}
     cluster_keys = frozenset(clusters)
@@ -95,33 +100,43 @@ def validate_graph(graph: GraphData, *, labels: Mapping[str, str], clusters: Ite
             dimensions.setdefault(len(node.embedding), node.node_id)
     if len(dimensions) > 1:
         sizes = ", ".join(f"{dim} ({node_id})" for dim, node_id in sorted(dimensions.items()))
-        out.append(Violation("graph.embedding", f"embeddings have different dimensions: {sizes}", "embedding"))
+        out.append(
+            Violation("graph.embedding", f"embeddings have different dimensions: {sizes}", "embedding")
+        )
     seen_edges: set[tuple[str, str, str]] = set()
     for edge in graph.edges:
         loc = locs.get(edge_location_key(*edge.key), "")
         out += edge_violations(edge, statuses=statuses, loc=loc)
         if edge.key in seen_edges:
-            out.append(Violation("graph.edge_unique",
-                                 f"edge {_edge_name(edge)} is listed twice", "type", loc))
+            out.append(
+                Violation("graph.edge_unique", f"edge {_edge_name(edge)} is listed twice", "type", loc)
+            )
         seen_edges.add(edge.key)
     seen_sources: set[str] = set()
     for alias in graph.aliases:
         loc = locs.get(f"alias:{alias.source}", "")
         out += alias_violations(alias, statuses=statuses, loc=loc)
         if alias.source in seen_sources:
-            out.append(Violation("graph.alias_unique", f"node {alias.source!r} has two alias rows", "source", loc))
+            out.append(
+                Violation("graph.alias_unique", f"node {alias.source!r} has two alias rows", "source", loc)
+            )
         seen_sources.add(alias.source)
     return out
 
 
-def node_violations(node: NodeData, *, labels: Mapping[str, str], clusters: frozenset[str] | set[str],
-                    loc: str = "") -> list[Violation]:
+def node_violations(
+    node: NodeData, *, labels: Mapping[str, str], clusters: frozenset[str] | set[str], loc: str = ""
+) -> list[Violation]:
     """The rules of one node on its own and of its attachments."""
     out = ViolationCollector()
     where = f"node {node.node_id!r}"
     if not isinstance(node.node_id, str) or not NODE_ID_RE.match(node.node_id):
-        out.add("graph.node_id_format",
-                f"{where}: an id is 1–128 characters of letters, digits, '_', '.', ':' and '-'", "id", loc)
+        out.add(
+            "graph.node_id_format",
+            f"{where}: an id is 1–128 characters of letters, digits, '_', '.', ':' and '-'",
+            "id",
+            loc,
+        )
     if node.type not in NODE_TYPES:
         out.add("graph.node_type", f"{where}: unknown node type {node.type!r}", "type", loc)
     if node.risk not in RISK_LEVELS:
@@ -147,50 +162,89 @@ def _check_node_fields(out: ViolationCollector, node: NodeData, where: str, loc:
         out.add("graph.field_size", f"{where}: title is longer than {MAX_TITLE} characters", "title", loc)
     chunk = _text(node.chunk)
     if chunk is None or len(chunk) > MAX_CHUNK:
-        out.add("graph.field_size", f"{where}: chunk must be text of at most {MAX_CHUNK} characters", "chunk", loc)
+        out.add(
+            "graph.field_size", f"{where}: chunk must be text of at most {MAX_CHUNK} characters", "chunk", loc
+        )
     reason = _text(node.status_reason)
     if reason is None or len(reason) > MAX_REASON:
-        out.add("graph.field_size", f"{where}: status reason must be text of at most {MAX_REASON} characters",
-                "status_reason", loc)
+        out.add(
+            "graph.field_size",
+            f"{where}: status reason must be text of at most {MAX_REASON} characters",
+            "status_reason",
+            loc,
+        )
     handler = _text(node.handler)
     if handler is None or len(handler) > MAX_HANDLER:
-        out.add("graph.field_size", f"{where}: handler must be text of at most {MAX_HANDLER} characters",
-                "handler", loc)
+        out.add(
+            "graph.field_size",
+            f"{where}: handler must be text of at most {MAX_HANDLER} characters",
+            "handler",
+            loc,
+        )
     if len(node.preconditions) > MAX_LIST or not all(
         isinstance(p, str) and p.strip() and len(p) <= MAX_PRECONDITION for p in node.preconditions
     ):
-        out.add("graph.field_size",
-                f"{where}: preconditions are at most {MAX_LIST} non-empty texts of ≤ {MAX_PRECONDITION} characters",
-                "preconditions", loc)
+        out.add(
+            "graph.field_size",
+            f"{where}: preconditions are at most {MAX_LIST} non-empty texts "
+            f"of ≤ {MAX_PRECONDITION} characters",
+            "preconditions",
+            loc,
+        )
 
 
-def _check_embedding(out: ViolationCollector, embedding: tuple[float, ...] | None, where: str, loc: str) -> None:
+def _check_embedding(
+    out: ViolationCollector, embedding: tuple[float, ...] | None, where: str, loc: str
+) -> None:
     if embedding is None:
         return
     if not embedding or not all(
         isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in embedding
     ):
-        out.add("graph.embedding", f"{where}: an embedding is a non-empty vector of finite numbers", "embedding", loc)
+        out.add(
+            "graph.embedding",
+            f"{where}: an embedding is a non-empty vector of finite numbers",
+            "embedding",
+            loc,
+        )
 
 
-def _check_attachments(out: ViolationCollector, node: NodeData, where: str, loc: str, *,
-                       labels: Mapping[str, str], clusters: frozenset[str] | set[str]) -> None:
+def _check_attachments(
+    out: ViolationCollector,
+    node: NodeData,
+    where: str,
+    loc: str,
+    *,
+    labels: Mapping[str, str],
+    clusters: frozenset[str] | set[str],
+) -> None:
     for fname, values in (("labels", node.labels), ("clusters", node.clusters)):
         if len(values) > MAX_LIST:
             out.add("graph.field_size", f"{where}: more than {MAX_LIST} {fname}", fname, loc)
         duplicates = sorted({v for v in values if list(values).count(v) > 1})
         if duplicates:
-            out.add("graph.attach_unique", f"{where}: {fname} lists {', '.join(duplicates)} more than once", fname, loc)
+            out.add(
+                "graph.attach_unique",
+                f"{where}: {fname} lists {', '.join(duplicates)} more than once",
+                fname,
+                loc,
+            )
     for label_id in dict.fromkeys(node.labels):
         status = labels.get(label_id)
         if status is None:
             out.add("graph.attach_label_exists", f"{where}: label {label_id} does not exist", "labels", loc)
         elif status == LABEL_DEPRECATED and node.status == NodeStatus.ACTIVE:
-            out.add("graph.attach_label_deprecated",
-                    f"{where}: label {label_id} is DEPRECATED and cannot take attachments", "labels", loc)
+            out.add(
+                "graph.attach_label_deprecated",
+                f"{where}: label {label_id} is DEPRECATED and cannot take attachments",
+                "labels",
+                loc,
+            )
     for key in dict.fromkeys(node.clusters):
         if key not in clusters:
-            out.add("graph.attach_cluster_exists", f"{where}: cluster {key!r} does not exist", "clusters", loc)
+            out.add(
+                "graph.attach_cluster_exists", f"{where}: cluster {key!r} does not exist", "clusters", loc
+            )
 
 
 def _check_action_fields(out: ViolationCollector, node: NodeData, where: str, loc: str) -> None:
@@ -200,23 +254,40 @@ def _check_action_fields(out: ViolationCollector, node: NodeData, where: str, lo
     for i, spec in enumerate(node.parameters):
         name = getattr(spec, "name", None)
         if not isinstance(name, str) or not PARAMETER_NAME_RE.match(name):
-            out.add("graph.action_fields", f"{where}: parameters[{i}] needs a name like 'invoice_id'",
-                    "parameters", loc)
+            out.add(
+                "graph.action_fields",
+                f"{where}: parameters[{i}] needs a name like 'invoice_id'",
+                "parameters",
+                loc,
+            )
             continue
         if name in names:
-            out.add("graph.action_fields", f"{where}: parameter {name!r} is declared twice", "parameters", loc)
+            out.add(
+                "graph.action_fields", f"{where}: parameter {name!r} is declared twice", "parameters", loc
+            )
         names.add(name)
         ptype, description = getattr(spec, "type", None), getattr(spec, "description", None)
         if not isinstance(ptype, str) or not ptype.strip() or len(ptype) > 40:
-            out.add("graph.action_fields", f"{where}: parameter {name!r} needs a type (≤ 40 characters)",
-                    "parameters", loc)
+            out.add(
+                "graph.action_fields",
+                f"{where}: parameter {name!r} needs a type (≤ 40 characters)",
+                "parameters",
+                loc,
+            )
         if not isinstance(getattr(spec, "required", None), bool):
-            out.add("graph.action_fields", f"{where}: parameter {name!r}: required must be true or false",
-                    "parameters", loc)
+            out.add(
+                "graph.action_fields",
+                f"{where}: parameter {name!r}: required must be true or false",
+                "parameters",
+                loc,
+            )
         if not isinstance(description, str) or len(description) > MAX_REASON:
-            out.add("graph.action_fields",
-                    f"{where}: parameter {name!r}: description is text of ≤ {MAX_REASON} characters",
-                    "parameters", loc)
+            out.add(
+                "graph.action_fields",
+                f"{where}: parameter {name!r}: description is text of ≤ {MAX_REASON} characters",
+                "parameters",
+                loc,
+            )
 
 
 def _edge_name(edge: EdgeData) -> str:
@@ -230,20 +301,32 @@ def edge_violations(edge: EdgeData, *, statuses: Mapping[str, str], loc: str = "
     if edge.type not in EDGE_TYPES:
         out.add("graph.edge_type", f"{where}: unknown edge type {edge.type!r}", "type", loc)
     weight = edge.weight
-    if (not isinstance(weight, int | float) or isinstance(weight, bool) or not math.isfinite(weight)
-            or not -1.0 <= weight <= 1.0):
+    if (
+        not isinstance(weight, int | float)
+        or isinstance(weight, bool)
+        or not math.isfinite(weight)
+        or not -1.0 <= weight <= 1.0
+    ):
         out.add("graph.edge_weight", f"{where}: weight must be a number in [-1, 1]", "weight", loc)
     if edge.source == edge.target:
         out.add("graph.self_loop", f"{where}: an edge cannot join a node to itself", "target", loc)
     for fname, node_id in (("source", edge.source), ("target", edge.target)):
         status = statuses.get(node_id)
         if status is None:
-            out.add("graph.edge_endpoint_exists", f"{where}: {fname} node {node_id!r} does not exist", fname, loc)
+            out.add(
+                "graph.edge_endpoint_exists", f"{where}: {fname} node {node_id!r} does not exist", fname, loc
+            )
         elif status == REMOVED:
-            out.add("graph.edge_endpoint_removed", f"{where}: {fname} node {node_id!r} is REMOVED", fname, loc)
+            out.add(
+                "graph.edge_endpoint_removed", f"{where}: {fname} node {node_id!r} is REMOVED", fname, loc
+            )
     if not isinstance(edge.semantics, str) or len(edge.semantics) > MAX_SEMANTICS:
-        out.add("graph.field_size", f"{where}: semantics is text of at most {MAX_SEMANTICS} characters",
-                "semantics", loc)
+        out.add(
+            "graph.field_size",
+            f"{where}: semantics is text of at most {MAX_SEMANTICS} characters",
+            "semantics",
+            loc,
+        )
     return out.violations
 
 
@@ -255,7 +338,9 @@ def alias_violations(alias: AliasData, *, statuses: Mapping[str, str], loc: str 
         out.add("graph.alias_source_exists", f"{where}: node {alias.source!r} does not exist", "source", loc)
     targets = list(alias.targets)
     if not targets:
-        out.add("graph.alias_targets", f"{where}: a split or merge needs at least one target node", "targets", loc)
+        out.add(
+            "graph.alias_targets", f"{where}: a split or merge needs at least one target node", "targets", loc
+        )
     if len(targets) > MAX_ALIAS_TARGETS:
         out.add("graph.alias_targets", f"{where}: more than {MAX_ALIAS_TARGETS} targets", "targets", loc)
     if len(set(targets)) != len(targets):
@@ -268,12 +353,15 @@ def alias_violations(alias: AliasData, *, statuses: Mapping[str, str], loc: str 
         elif statuses[target] == REMOVED:
             out.add("graph.alias_targets", f"{where}: target node {target!r} is REMOVED", "targets", loc)
     if not isinstance(alias.reason, str) or len(alias.reason) > MAX_REASON:
-        out.add("graph.field_size", f"{where}: reason is text of at most {MAX_REASON} characters", "reason", loc)
+        out.add(
+            "graph.field_size", f"{where}: reason is text of at most {MAX_REASON} characters", "reason", loc
+        )
     return out.violations
 
 
-def status_change_violations(node_id: str, *, current: str, new: str, reason: str,
-                             touching_edges: int) -> list[Violation]:
+def status_change_violations(
+    node_id: str, *, current: str, new: str, reason: str, touching_edges: int
+) -> list[Violation]:
     """Rules of a lifecycle move ACTIVE → DEPRECATED → REMOVED of one stored node."""
     out = ViolationCollector()
     where = f"node {node_id!r}"
@@ -287,6 +375,9 @@ def status_change_violations(node_id: str, *, current: str, new: str, reason: st
     if len(reason) > MAX_REASON:
         out.add("graph.field_size", f"{where}: reason is longer than {MAX_REASON} characters", "reason")
     if new == REMOVED and touching_edges:
-        out.add("graph.edge_endpoint_removed",
-                f"{where} still has {touching_edges} edge(s); remove or redistribute them before REMOVED", "status")
+        out.add(
+            "graph.edge_endpoint_removed",
+            f"{where} still has {touching_edges} edge(s); remove or redistribute them before REMOVED",
+            "status",
+        )
     return out.violations

@@ -17,6 +17,7 @@ anything is written, and the writes happen in one transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from projects.models import Project
 
 from .models import KEY_VALIDATOR, LABEL_ID_PATTERN, Cluster, Label, LabelStatus, Policy
 from .selectors import taxonomy_view
-from .services import STATUS_TRANSITIONS, _clean_list, _compute_path, knowledge_changed
+from .services import STATUS_TRANSITIONS, _clean_list, _compute_path, _user_or_none, knowledge_changed
 from .validator import LabelRecord, TaxonomyView, validate_taxonomy
 
 ARG = Namespace("https://arg-platform.dev/ns#")
@@ -116,8 +117,10 @@ def skos_graph(*, project: Project, base_uri: str | None = None, language: str =
     labels = Label.objects.filter(project=project).select_related("cluster", "parent").order_by("label_id")
     for label in labels:
         concept = label_uri(project=project, label_id=label.label_id, base_uri=base)
-        broader = (label_uri(project=project, label_id=label.parent.label_id, base_uri=base) if label.parent_id
-                   else cluster_uri(project=project, key=label.cluster.key, base_uri=base))
+        if label.parent_id:
+            broader = label_uri(project=project, label_id=label.parent.label_id, base_uri=base)
+        else:
+            broader = cluster_uri(project=project, key=label.cluster.key, base_uri=base)
         graph.add((concept, RDF.type, SKOS.Concept))
         graph.add((concept, SKOS.prefLabel, text(label.name)))
         for synonym in label.synonyms:
@@ -176,24 +179,33 @@ class SkosConcept:
     top: bool
 
 
-def _pick(values: Iterable[Node], language: str) -> str:
-    """The value in ``language``, else an untagged one, else the first by language tag."""
+def _pick(values: Iterable[Node], language: str) -> Literal | None:
+    """The literal in ``language``, else an untagged one, else the first by language tag."""
     literals = [v for v in values if isinstance(v, Literal) and str(v).strip()]
     if not literals:
-        return ""
+        return None
     literals.sort(key=lambda v: (v.language != language, v.language is not None, v.language or "", str(v)))
-    return str(literals[0]).strip()
+    return literals[0]
 
 
-def _texts(values: Iterable[Node], language: str | None = None) -> list[str]:
-    """Sorted literal texts; with ``language``, only those in it or untagged."""
+def _text(value: Literal | None) -> str:
+    return str(value).strip() if value is not None else ""
+
+
+def _texts(values: Iterable[Node], languages: set[str | None] | None = None) -> list[str]:
+    """Sorted literal texts; with ``languages``, only those tagged with one of them (None: untagged)."""
     return sorted(str(v).strip() for v in values
-                  if isinstance(v, Literal) and (language is None or v.language in (None, language)))
+                  if isinstance(v, Literal) and (languages is None or v.language in languages))
+
+
+def _is_true(values: Iterable[Node]) -> bool:
+    return any(isinstance(v, Literal) and str(v).strip().lower() in ("true", "1") for v in values)
 
 
 def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
                    out: ViolationCollector, warnings: list[str]) -> dict[str, SkosConcept]:
-    schemes = sorted({s for s in graph.subjects(RDF.type, SKOS.ConceptScheme) if isinstance(s, URIRef)}, key=str)
+    schemes = sorted((s for s in set(graph.subjects(RDF.type, SKOS.ConceptScheme)) if isinstance(s, URIRef)),
+                     key=str)
     selected: URIRef | None = None
     if scheme:
         selected = URIRef(scheme)
@@ -201,8 +213,9 @@ def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
             out.add("skos.scheme", f"the file holds no concept scheme {scheme}", "scheme")
             return {}
     elif len(schemes) > 1:
-        out.add("skos.scheme", f"the file holds {len(schemes)} concept schemes ({', '.join(map(str, schemes))}); "
-                "choose one", "scheme")
+        listed = ", ".join(map(str, schemes))
+        out.add("skos.scheme", f"the file holds {len(schemes)} concept schemes ({listed}); choose one",
+                "scheme")
         return {}
     elif schemes:
         selected = schemes[0]
@@ -210,7 +223,9 @@ def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
         members: set[Node] = set(graph.subjects(SKOS.inScheme, selected))
     else:
         members = set(graph.subjects(RDF.type, SKOS.Concept)) | set(graph.subjects(SKOS.inScheme, None))
-    members |= set(graph.subjects(SKOS.topConceptOf, selected)) | set(graph.objects(selected, SKOS.hasTopConcept))
+    tops = set(graph.subjects(SKOS.topConceptOf, selected))
+    tops |= set(graph.objects(selected, SKOS.hasTopConcept))
+    members |= tops
     blank = [m for m in members if not isinstance(m, URIRef)]
     if blank:
         warnings.append(f"{len(blank)} concept(s) without a URI (blank nodes) ignored")
@@ -218,7 +233,6 @@ def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
     if not uris:
         out.add("skos.empty", "the file holds no skos:Concept", "file")
         return {}
-    tops = set(graph.subjects(SKOS.topConceptOf, selected)) | set(graph.objects(selected, SKOS.hasTopConcept))
     concepts: dict[str, SkosConcept] = {}
     for uri in sorted(uris, key=str):
         related = set(graph.objects(uri, SKOS.broader)) | set(graph.subjects(SKOS.narrower, uri))
@@ -228,22 +242,25 @@ def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
             warnings.append(f"{uri}: broader concept(s) outside the scheme ignored: {', '.join(outside)}")
         top = uri in tops or not broader
         if uri in tops and broader:
-            warnings.append(f"{uri} is a top concept; its broader concept(s) {', '.join(broader)} are ignored")
-        status = None
-        if any(v.toPython() is True for v in graph.objects(uri, OWL.deprecated) if isinstance(v, Literal)):
+            warnings.append(f"{uri} is a top concept; broader concept(s) ignored: {', '.join(broader)}")
+        status: str | None = None
+        if _is_true(graph.objects(uri, OWL.deprecated)):
             status = LabelStatus.DEPRECATED.value
         else:
             declared = [s for s in _texts(graph.objects(uri, ARG.status)) if s in LabelStatus.values]
             status = declared[0] if declared else None
         keys = [k for k in _texts(graph.objects(uri, ARG.clusterKey)) if KEY_RE.match(k)]
-        name = _pick(graph.objects(uri, SKOS.prefLabel), language)
+        pref = _pick(graph.objects(uri, SKOS.prefLabel), language)
+        name = _text(pref)
         if not name:
             out.add("skos.pref_label", f"concept {uri} has no skos:prefLabel", "name", str(uri))
             name = re.split(r"[/#:]", str(uri).rstrip("/#"))[-1] or str(uri)
         concepts[str(uri)] = SkosConcept(
             uri=str(uri), name=name,
-            alt_labels=tuple(_texts(graph.objects(uri, SKOS.altLabel), language)),
-            definition=_pick(graph.objects(uri, SKOS.definition), language),
+            # synonyms in the language of the chosen prefLabel (or untagged): one language per label
+            alt_labels=tuple(_texts(graph.objects(uri, SKOS.altLabel),
+                                    None if pref is None else {None, pref.language or language})),
+            definition=_text(_pick(graph.objects(uri, SKOS.definition), language)),
             examples=tuple(_texts(graph.objects(uri, SKOS.example))),
             notations=tuple(_texts(graph.objects(uri, SKOS.notation))),
             status=status, cluster_key=keys[0] if keys else None,
@@ -272,7 +289,8 @@ class SkosImportResult:
         return {
             "clusters_created": self.clusters_created, "clusters_updated": self.clusters_updated,
             "labels_created": self.labels_created, "labels_updated": self.labels_updated,
-            "labels_unchanged": self.labels_unchanged, "warnings": list(self.warnings), "dry_run": self.dry_run,
+            "labels_unchanged": self.labels_unchanged, "warnings": list(self.warnings),
+            "dry_run": self.dry_run,
         }
 
 
@@ -309,8 +327,8 @@ def _plan_clusters(project: Project, tops: list[SkosConcept], out: ViolationColl
         used.add(key)
         plans.append(_ClusterPlan(concept.uri, key, concept.name, concept.definition, match))
         if len(concept.name) > MAX_CLUSTER_NAME:
-            out.add("cluster.field", f"cluster {concept.name!r}: name is longer than {MAX_CLUSTER_NAME} characters",
-                    "name", concept.uri)
+            out.add("cluster.field", f"cluster {concept.name!r}: name is longer than {MAX_CLUSTER_NAME} "
+                    "characters", "name", concept.uri)
         if len(concept.definition) > MAX_CLUSTER_DESCRIPTION:
             out.add("cluster.field", f"cluster {concept.name!r}: description is longer than "
                     f"{MAX_CLUSTER_DESCRIPTION} characters", "description", concept.uri)
@@ -333,8 +351,8 @@ def _label_order(concepts: dict[str, SkosConcept]) -> list[str]:
         uris.sort(key=lambda u: (concepts[u].name.casefold(), u))
     order: list[str] = []
     seen: set[str] = set()
-    stack = [c.uri for c in sorted((c for c in concepts.values() if c.top), key=lambda c: (c.name.casefold(), c.uri),
-                                   reverse=True)]
+    tops = sorted((c for c in concepts.values() if c.top), key=lambda c: (c.name.casefold(), c.uri))
+    stack = [c.uri for c in reversed(tops)]
     while stack:
         uri = stack.pop()
         if uri in seen:
@@ -351,6 +369,79 @@ def _same_items(new: list[str], old: Iterable[str]) -> bool:
     return sorted(v.casefold() for v in new) == sorted(v.casefold() for v in old)
 
 
+def _label_clusters(concepts: dict[str, SkosConcept], cluster_of_top: dict[str, str]) -> dict[str, str]:
+    """The cluster of each label concept: walk up the (first) broader chain to a top concept."""
+    label_cluster: dict[str, str] = {}
+    for uri in concepts:
+        chain: list[str] = []
+        current = uri
+        while current not in cluster_of_top and current not in label_cluster and current not in chain:
+            chain.append(current)
+            current = concepts[current].broader[0]
+        key = cluster_of_top.get(current) or label_cluster.get(current) or NO_TOP_CONCEPT
+        label_cluster.update(dict.fromkeys(chain, key))
+    return label_cluster
+
+
+def _assign_label_ids(concepts: dict[str, SkosConcept], order: list[str], cluster_of_top: dict[str, str],
+                      label_cluster: dict[str, str], view: TaxonomyView, seq: int, out: ViolationCollector,
+                      warnings: list[str]) -> tuple[dict[str, str], int]:
+    """LabelID of each concept: its LabelID notation, else an existing same-named label at the same
+    place (so re-importing a file without notations updates rather than duplicates), else a new one.
+    Returns the ids by concept URI and the highest LabelID number used."""
+    claimed: dict[str, str] = {}
+    for uri in order:
+        concept = concepts[uri]
+        if len(concept.broader) > 1:
+            warnings.append(f"{uri} has {len(concept.broader)} broader concepts; kept {concept.broader[0]}")
+        ids = [n for n in concept.notations if LABEL_ID_RE.match(n)]
+        if len(ids) > 1:
+            warnings.append(f"{uri} has several LabelID notations; kept {ids[0]}")
+        if not ids:
+            continue
+        if len(ids[0]) > MAX_LABEL_ID_LEN or int(ids[0][1:]) > MAX_LABEL_SEQ:
+            out.add("skos.notation", f"{uri}: LabelID {ids[0]} is out of range", "notation", uri)
+        elif ids[0] in claimed:
+            out.add("skos.notation_unique",
+                    f"{uri} and {claimed[ids[0]]} share the LabelID notation {ids[0]}", "notation", uri)
+        else:
+            claimed[ids[0]] = uri
+    for concept in concepts.values():
+        if concept.top and any(LABEL_ID_RE.match(n) for n in concept.notations):
+            warnings.append(f"{concept.uri} is a top concept (a cluster): its LabelID notation is ignored")
+    by_place = {(r.cluster, r.parent, r.name.casefold()): r.label_id for r in view.labels.values()
+                if r.status != LabelStatus.DEPRECATED and r.label_id not in claimed}
+    seq = max([seq, *(int(label_id[1:]) for label_id in claimed)])
+    ids_by_uri = {uri: label_id for label_id, uri in claimed.items()}
+    for uri in order:
+        if uri in ids_by_uri:
+            continue
+        parent = concepts[uri].broader[0]
+        parent_id = None if parent in cluster_of_top else ids_by_uri.get(parent)
+        match = None
+        if parent_id is not None or parent in cluster_of_top:
+            match = by_place.pop((label_cluster[uri], parent_id, concepts[uri].name.casefold()), None)
+        if match is None:
+            seq += 1
+            match = f"L{seq:05d}"
+        ids_by_uri[uri] = match
+    return ids_by_uri, seq
+
+
+def _follow_moved_ancestors(labels: dict[str, LabelRecord], imported: set[str]) -> set[str]:
+    """Labels the file does not mention follow their (moved) root into its cluster, as with label_move."""
+    view = TaxonomyView(frozenset(), labels)
+    moved = set()
+    for label_id in sorted(set(labels) - imported):
+        ancestors = view.ancestors(label_id)
+        record = labels[label_id]
+        cluster = labels[ancestors[-1]].cluster if ancestors else record.cluster
+        if cluster != record.cluster:
+            labels[label_id] = dataclasses.replace(record, cluster=cluster)
+            moved.add(label_id)
+    return moved
+
+
 @transaction.atomic
 def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "turtle",
                 language: str = DEFAULT_LANGUAGE, scheme: str | None = None, source: str = "",
@@ -359,7 +450,7 @@ def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "
 
     Everything is read and judged by the validator before the first write; a ``RuleViolation`` leaves
     the project untouched. Runs in one transaction holding the project row, so LabelIDs issued here
-    cannot collide with a concurrent ``label_create``.
+    cannot collide with a concurrent ``label_create``. ``dry_run`` validates and reports only.
     """
     graph = skos_parse(data=data, fmt=fmt)
     project = Project.objects.select_for_update().get(pk=project.pk)
@@ -369,65 +460,16 @@ def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "
     out.raise_if_any()
     clusters = _plan_clusters(project, [c for c in concepts.values() if c.top], out)
     cluster_of_top = {plan.uri: plan.key for plan in clusters}
-    result.cluster_keys = dict(cluster_of_top)
+    label_cluster = _label_clusters(concepts, cluster_of_top)
     view = taxonomy_view(project=project)
-
-    # Cluster of each label: walk up the (first) broader chain to a top concept.
-    label_cluster: dict[str, str] = {}
-    for uri in concepts:
-        chain, current = [], uri
-        while current not in cluster_of_top and current not in label_cluster and current not in chain:
-            chain.append(current)
-            current = concepts[current].broader[0]
-        key = cluster_of_top.get(current) or label_cluster.get(current) or NO_TOP_CONCEPT
-        label_cluster.update({c: key for c in chain})
-
-    # LabelIDs: a notation that is a LabelID is kept; else an existing sibling of the same name; else new.
     order = _label_order(concepts)
-    claimed: dict[str, str] = {}
-    for uri in order:
-        concept = concepts[uri]
-        if len(concept.broader) > 1:
-            result.warnings.append(f"{uri} has {len(concept.broader)} broader concepts; kept {concept.broader[0]}")
-        ids = [n for n in concept.notations if LABEL_ID_RE.match(n)]
-        if len(ids) > 1:
-            result.warnings.append(f"{uri} has several LabelID notations; kept {ids[0]}")
-        if not ids:
-            continue
-        if len(ids[0]) > MAX_LABEL_ID_LEN or int(ids[0][1:]) > MAX_LABEL_SEQ:
-            out.add("skos.notation", f"{uri}: LabelID {ids[0]} is out of range", "notation", uri)
-        elif ids[0] in claimed:
-            out.add("skos.notation_unique", f"{uri} and {claimed[ids[0]]} share the LabelID notation {ids[0]}",
-                    "notation", uri)
-        else:
-            claimed[ids[0]] = uri
-    for concept in concepts.values():
-        if concept.top and any(LABEL_ID_RE.match(n) for n in concept.notations):
-            result.warnings.append(f"{concept.uri} is a top concept (a cluster): its LabelID notation is ignored")
+    ids_by_uri, seq = _assign_label_ids(concepts, order, cluster_of_top, label_cluster, view,
+                                        project.label_seq, out, result.warnings)
     out.raise_if_any()
-    by_place = {(r.cluster, r.parent, r.name.strip().casefold()): r.label_id for r in view.labels.values()
-                if r.status != LabelStatus.DEPRECATED and r.label_id not in claimed}
-    seq = max([project.label_seq, *(int(i[1:]) for i in claimed)])
-    ids_by_uri = {uri: label_id for label_id, uri in claimed.items()}
-    for uri in order:
-        if uri in ids_by_uri:
-            continue
-        concept, parent = concepts[uri], concepts[uri].broader[0]
-        place = (label_cluster[uri], ids_by_uri.get(parent) if parent not in cluster_of_top else None,
-                 concept.name.casefold())
-        if place[1] is not None or parent in cluster_of_top:
-            match = by_place.pop(place, None)
-            if match is not None:
-                ids_by_uri[uri] = match
-                continue
-        seq += 1
-        ids_by_uri[uri] = f"L{seq:05d}"
-    result.label_ids = {uri: ids_by_uri[uri] for uri in order}
 
     # The taxonomy after the import, as the validator sees it.
     labels = dict(view.labels)
-    locations = {}
-    new_ids: set[str] = set()
+    locations: dict[str, str] = {}
     for uri in order:
         concept, label_id = concepts[uri], ids_by_uri[uri]
         parent = concept.broader[0]
@@ -440,69 +482,74 @@ def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "
                         f"{label_id} is DEPRECATED as {existing.name!r}; its LabelID cannot be reused for "
                         f"{concept.name!r}", "notation", uri)
             if status != existing.status and status not in STATUS_TRANSITIONS[existing.status]:
-                out.add("taxonomy.status_transition", f"{label_id} cannot go from {existing.status} to {status}",
-                        "status", uri)
+                out.add("taxonomy.status_transition",
+                        f"{label_id} cannot go from {existing.status} to {status}", "status", uri)
+            # SKOS values are unordered: the same set keeps the curated order
             synonyms = list(existing.synonyms) if _same_items(synonyms, existing.synonyms) else synonyms
             examples = list(existing.examples) if _same_items(examples, existing.examples) else examples
-        else:
-            new_ids.add(label_id)
-        labels[label_id] = LabelRecord(
-            label_id, concept.name, label_cluster[uri], None if parent in cluster_of_top else ids_by_uri[parent],
-            status, concept.definition, tuple(synonyms), tuple(examples))
+        parent_id = None if parent in cluster_of_top else ids_by_uri[parent]
+        labels[label_id] = LabelRecord(label_id, concept.name, label_cluster[uri], parent_id, status,
+                                       concept.definition, tuple(synonyms), tuple(examples))
         locations[f"label:{label_id}"] = uri
+    imported = set(ids_by_uri.values())
+    touched = imported | _follow_moved_ancestors(labels, imported)
     cluster_keys = {c.key for c in clusters} | set(view.clusters)
     if NO_TOP_CONCEPT in label_cluster.values():
         cluster_keys.add(NO_TOP_CONCEPT)
     after = TaxonomyView(frozenset(cluster_keys), labels, view.incompatibilities, locations)
-    for violation in validate_taxonomy(after):
-        out.violations.append(violation)
+    out.violations.extend(validate_taxonomy(after))
     out.raise_if_any()
 
+    result.label_ids = {uri: ids_by_uri[uri] for uri in order}
+    result.cluster_keys = dict(cluster_of_top)
     result.clusters_created = sum(1 for c in clusters if c.existing is None)
     result.clusters_updated = sum(1 for c in clusters if c.existing is not None
                                   and (c.existing.name, c.existing.description) != (c.name, c.description))
-    changed = {label_id for label_id in result.label_ids.values()
-               if label_id not in new_ids and labels[label_id] != view.labels[label_id]}
-    result.labels_created, result.labels_updated = len(new_ids), len(changed)
-    result.labels_unchanged = len(order) - len(new_ids) - len(changed)
+    created = {label_id for label_id in imported if label_id not in view.labels}
+    changed = {label_id for label_id in touched - created if labels[label_id] != view.labels[label_id]}
+    result.labels_created, result.labels_updated = len(created), len(changed)
+    result.labels_unchanged = len(imported - created - changed)
     if dry_run:
         return result
-    _write(project=project, actor=actor, clusters=clusters, before=view, after=after,
-           imported=set(result.label_ids.values()), seq=seq)
+    policies = _write(project=project, actor=actor, clusters=clusters, before=view, after=after,
+                      touched=touched, seq=seq)
     audit_record(project=project, actor=actor, action="import", object_type="taxonomy",
-                 object_key=(source or "skos")[:128], after={**result.as_dict(), "warnings": result.warnings[:50]},
-                 reason=f"{IMPORT_REASON}{f' from {source}' if source else ''}")
-    knowledge_changed(project=project)
+                 object_key=(source or "skos")[:128],
+                 after={**result.as_dict(), "warnings": result.warnings[:50], "policies_cleaned": policies},
+                 reason=f"{IMPORT_REASON} from {source}" if source else IMPORT_REASON)
+    if result.clusters_created or result.clusters_updated or created or changed:
+        knowledge_changed(project=project)
     return result
 
 
 def _write(*, project: Project, actor: Any, clusters: list[_ClusterPlan], before: TaxonomyView,
-           after: TaxonomyView, imported: set[str], seq: int) -> None:
-    """Write a validated import (caller holds the transaction): clusters, labels level by level, paths."""
+           after: TaxonomyView, touched: set[str], seq: int) -> list[str]:
+    """Write a validated import (the caller holds the transaction): clusters, then labels level by
+    level so every parent exists before its children, then paths. Returns the policies cleaned."""
     now = timezone.now()
-    user = actor if getattr(actor, "pk", None) is not None and getattr(actor, "is_authenticated", False) else None
+    user = _user_or_none(actor)
     for plan in clusters:
         if plan.existing is None:
-            Cluster.objects.create(project=project, key=plan.key, name=plan.name, description=plan.description)
+            Cluster.objects.create(project=project, key=plan.key, name=plan.name,
+                                   description=plan.description)
         elif (plan.existing.name, plan.existing.description) != (plan.name, plan.description):
             plan.existing.name, plan.existing.description = plan.name, plan.description
             plan.existing.save(update_fields=["name", "description"])
     cluster_by_key = {c.key: c for c in Cluster.objects.filter(project=project)}
     label_by_id = {label.label_id: label for label in Label.objects.filter(project=project)}
-    depth = {label_id: len(after.ancestors(label_id)) for label_id in imported}
-    fields = ["name", "description", "cluster", "parent", "status", "synonyms", "examples", "status_changed_at",
-              "status_changed_by", "status_reason", "updated_at"]
+    changed = sorted(i for i in touched if after.labels[i] != before.labels.get(i))
+    depth = {label_id: len(after.ancestors(label_id)) for label_id in changed}
+    fields = ["name", "description", "cluster", "parent", "status", "synonyms", "examples",
+              "status_changed_at", "status_changed_by", "status_reason", "updated_at"]
     for level in sorted(set(depth.values())):
         to_create: list[Label] = []
         to_update: list[Label] = []
-        for label_id in sorted(i for i in imported if depth[i] == level):
+        for label_id in (i for i in changed if depth[i] == level):
             record = after.labels[label_id]
-            if record == before.labels.get(label_id):
-                continue
             label = label_by_id.get(label_id)
             if label is None:
-                label = Label(project=project, label_id=label_id, status_changed_at=now, status_changed_by=user,
-                              status_reason=IMPORT_REASON)
+                label = Label(project=project, label_id=label_id, status_changed_at=now,
+                              status_changed_by=user, status_reason=IMPORT_REASON)
                 to_create.append(label)
             else:
                 to_update.append(label)
@@ -515,23 +562,26 @@ def _write(*, project: Project, actor: Any, clusters: list[_ClusterPlan], before
             label.parent = label_by_id[record.parent] if record.parent else None
             label.updated_at = now
         Label.objects.bulk_create(to_create)
-        if any(label.pk is None for label in to_create):  # backends that do not return ids from bulk inserts
-            fresh = Label.objects.filter(project=project, label_id__in=[x.label_id for x in to_create])
-            to_create = list(fresh)
+        if any(label.pk is None for label in to_create):  # a backend that returns no ids from bulk inserts
+            ids = [x.label_id for x in to_create]
+            to_create = list(Label.objects.filter(project=project, label_id__in=ids))
         label_by_id.update({label.label_id: label for label in to_create})
         Label.objects.bulk_update(to_update, fields)
     _refresh_all_paths(project)
-    deprecated = {i for i in imported if after.labels[i].status == LabelStatus.DEPRECATED
+    if seq > project.label_seq:
+        Project.objects.filter(pk=project.pk).update(label_seq=seq)
+        project.label_seq = seq
+    deprecated = {i for i in changed if after.labels[i].status == LabelStatus.DEPRECATED
                   and i in before.labels and before.labels[i].status != LabelStatus.DEPRECATED}
+    cleaned = []
     if deprecated:  # the maintenance contract: no policy keeps allowing a deprecated label
-        for policy in Policy.objects.select_for_update().filter(project=project):
+        for policy in Policy.objects.select_for_update().filter(project=project).order_by("key"):
             kept = [x for x in policy.allowed_labels if x not in deprecated]
             if kept != policy.allowed_labels:
                 policy.allowed_labels = kept
                 policy.save(update_fields=["allowed_labels", "updated_at"])
-    if seq > project.label_seq:
-        Project.objects.filter(pk=project.pk).update(label_seq=seq)
-        project.label_seq = seq
+                cleaned.append(policy.key)
+    return cleaned
 
 
 def _refresh_all_paths(project: Project) -> None:

@@ -1,12 +1,112 @@
-"""The ``neo4j`` graph backend: the official driver, one per process, managed transactions."""
+"""The ``neo4j`` graph backend: the official driver, one per process, managed transactions.
+
+Every statement comes from ``ontology.store.cypher`` (see its docstring for the data model) and is
+sent through ``_run``, which refuses parameters other than the declared ones. Writes are managed
+transactions (``session.execute_write``): the transaction function reads what the graph rules need,
+checks them (``ontology.store.checks``) and writes; a ``RuleViolation`` raised inside it rolls the
+transaction back, so a refusal writes nothing. ``replace_graph`` deletes and rewrites a project's
+graph in one transaction, in ``UNWIND`` batches of ``REPLACE_BATCH_SIZE`` rows.
+
+Labels and clusters live in the Django database (taxonomy); they are read before the Neo4j
+transaction opens (the pack importer holds them in its own database transaction).
+"""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
-from .port import StoreHealth
+from arg_platform.errors import NotFound
+
+from .checks import (
+    batches,
+    check_alias,
+    check_direction,
+    check_edge,
+    check_graph,
+    check_node,
+    check_status,
+    taxonomy_refs,
+)
+from .cypher import SCHEMA_STATEMENTS, STATEMENTS
+from .port import (
+    AliasData,
+    Direction,
+    EdgeData,
+    GraphData,
+    NodeData,
+    ParameterSpec,
+    StoreHealth,
+    resolve_alias_chain,
+)
+
+NEIGHBOUR_STATEMENTS = {"out": "NEIGHBOURS_OUT", "in": "NEIGHBOURS_IN", "both": "NEIGHBOURS_BOTH"}
+
+
+def _run(tx: Any, name: str, **params: Any) -> Any:
+    """Send the named statement; its parameters must be exactly the declared ones (CI lints those)."""
+    query, declared = STATEMENTS[name]
+    if set(params) != set(declared):
+        raise TypeError(f"cypher {name}: parameters {sorted(params)} differ from declared {sorted(declared)}")
+    return tx.run(query, params)
+
+
+def node_props(node: NodeData) -> dict[str, Any]:
+    """Properties of an ``:OntologyNode`` (all but the key); ``embedding`` None removes the property."""
+    return {
+        "type": str(node.type),
+        "title": node.title,
+        "chunk": node.chunk,
+        "risk": str(node.risk),
+        "status": str(node.status),
+        "status_reason": node.status_reason,
+        "labels": list(node.labels),
+        "clusters": list(node.clusters),
+        "preconditions": list(node.preconditions),
+        "parameters_json": json.dumps(
+            [
+                {"name": p.name, "type": p.type, "required": p.required, "description": p.description}
+                for p in node.parameters
+            ]
+        ),
+        "handler": node.handler,
+        "embedding": [float(x) for x in node.embedding] if node.embedding is not None else None,
+    }
+
+
+def node_from_props(props: dict[str, Any]) -> NodeData:
+    parameters = tuple(
+        ParameterSpec(
+            p["name"], p.get("type", "string"), bool(p.get("required", True)), p.get("description", "")
+        )
+        for p in json.loads(props.get("parameters_json") or "[]")
+    )
+    embedding = props.get("embedding")
+    return NodeData(
+        node_id=props["node_id"],
+        type=props["type"],
+        title=props["title"],
+        chunk=props.get("chunk", ""),
+        risk=props.get("risk", "low"),
+        status=props.get("status", "ACTIVE"),
+        labels=tuple(props.get("labels") or ()),
+        clusters=tuple(props.get("clusters") or ()),
+        preconditions=tuple(props.get("preconditions") or ()),
+        parameters=parameters,
+        handler=props.get("handler", ""),
+        status_reason=props.get("status_reason", ""),
+        embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
+    )
+
+
+def _edge(record: Any) -> EdgeData:
+    return EdgeData(
+        record["source"], record["target"], record["type"], float(record["weight"]), record["semantics"] or ""
+    )
 
 
 class Neo4jGraphStore:
@@ -16,21 +116,240 @@ class Neo4jGraphStore:
         from neo4j import GraphDatabase
 
         self.database = database
-        self.driver: Any = GraphDatabase.driver(uri, auth=(user, password), connection_timeout=5,
-                                                max_connection_lifetime=3600)
+        self.driver: Any = GraphDatabase.driver(
+            uri, auth=(user, password), connection_timeout=5, max_connection_lifetime=3600
+        )
 
     @classmethod
     def from_settings(cls) -> Neo4jGraphStore:
-        return cls(uri=settings.NEO4J_URI, user=settings.NEO4J_USER, password=settings.NEO4J_PASSWORD,
-                   database=settings.NEO4J_DATABASE)
+        return cls(
+            uri=settings.NEO4J_URI,
+            user=settings.NEO4J_USER,
+            password=settings.NEO4J_PASSWORD,
+            database=settings.NEO4J_DATABASE,
+        )
 
     def health(self) -> StoreHealth:
         try:
             self.driver.verify_connectivity()
             info = self.driver.get_server_info()
-            return StoreHealth(self.backend, True, "ok", {"server": str(info.agent), "database": self.database})
+            return StoreHealth(
+                self.backend, True, "ok", {"server": str(info.agent), "database": self.database}
+            )
         except Exception as exc:
             return StoreHealth(self.backend, False, f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         self.driver.close()
+
+    def _write(self, fn: Any, *args: Any) -> Any:
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(fn, *args)
+
+    def _read(self, fn: Any, *args: Any) -> Any:
+        with self.driver.session(database=self.database) as session:
+            return session.execute_read(fn, *args)
+
+    def init_schema(self) -> list[str]:
+        """Create the uniqueness constraints and indexes (idempotent: IF NOT EXISTS); names what ran."""
+        with self.driver.session(database=self.database) as session:
+            for name in SCHEMA_STATEMENTS:
+                # Schema commands cannot share a transaction with writes; each runs on its own.
+                session.execute_write(lambda tx, n=name: _run(tx, n).consume())
+        return list(SCHEMA_STATEMENTS)
+
+    # --- whole graph ------------------------------------------------------------------------------
+
+    def replace_graph(self, project_id: int, graph: GraphData) -> None:
+        check_graph(graph, taxonomy_refs(project_id))
+        now = timezone.now()
+        node_rows = [{"node_id": n.node_id, "props": node_props(n)} for n in graph.nodes]
+        edge_rows = [
+            {
+                "source": e.source,
+                "target": e.target,
+                "type": str(e.type),
+                "weight": float(e.weight),
+                "semantics": e.semantics,
+            }
+            for e in graph.edges
+        ]
+        alias_rows = [
+            {"source": a.source, "targets": list(a.targets), "reason": a.reason} for a in graph.aliases
+        ]
+
+        def work(tx: Any) -> None:
+            _run(tx, "DELETE_PROJECT_ALIASES", project_id=project_id).consume()
+            _run(tx, "DELETE_PROJECT_NODES", project_id=project_id).consume()
+            for rows in batches(node_rows):
+                _run(tx, "CREATE_NODES", project_id=project_id, rows=rows, now=now).consume()
+            for rows in batches(edge_rows):
+                _run(tx, "CREATE_EDGES", project_id=project_id, rows=rows).consume()
+            for rows in batches(alias_rows):
+                _run(tx, "CREATE_ALIASES", project_id=project_id, rows=rows, now=now).consume()
+
+        self._write(work)
+
+    def export_graph(self, project_id: int) -> GraphData:
+        def work(tx: Any) -> GraphData:
+            # Sorted in Python as well, so both backends order by code point whatever the server does.
+            nodes = sorted(
+                (node_from_props(r["node"]) for r in _run(tx, "EXPORT_NODES", project_id=project_id)),
+                key=lambda n: n.node_id,
+            )
+            edges = sorted(
+                (_edge(r) for r in _run(tx, "EXPORT_EDGES", project_id=project_id)), key=lambda e: e.key
+            )
+            aliases = sorted(
+                (
+                    AliasData(r["source"], tuple(r["targets"]), r["reason"] or "")
+                    for r in _run(tx, "EXPORT_ALIASES", project_id=project_id)
+                ),
+                key=lambda a: a.source,
+            )
+            return GraphData(nodes=tuple(nodes), edges=tuple(edges), aliases=tuple(aliases))
+
+        return self._read(work)  # type: ignore[no-any-return]
+
+    # --- nodes ------------------------------------------------------------------------------------
+
+    def upsert_node(self, project_id: int, node: NodeData) -> None:
+        refs = taxonomy_refs(project_id)
+        props = node_props(node)
+
+        def work(tx: Any) -> None:
+            state = _run(tx, "NODE_STATE", project_id=project_id, node_id=node.node_id).single()
+            check_node(
+                node,
+                refs,
+                current_status=state["status"] if state else None,
+                touching_edges=state["touching"] if state else 0,
+            )
+            name = "UPDATE_NODE" if state else "CREATE_NODE"
+            _run(
+                tx, name, project_id=project_id, node_id=node.node_id, props=props, now=timezone.now()
+            ).consume()
+
+        self._write(work)
+
+    def set_node_status(self, project_id: int, node_id: str, status: str, reason: str) -> None:
+        def work(tx: Any) -> None:
+            state = _run(tx, "NODE_STATE", project_id=project_id, node_id=node_id).single()
+            check_status(
+                node_id,
+                current_status=state["status"] if state else None,
+                status=status,
+                reason=reason,
+                touching_edges=state["touching"] if state else 0,
+            )
+            _run(
+                tx,
+                "SET_NODE_STATUS",
+                project_id=project_id,
+                node_id=node_id,
+                status=str(status),
+                reason=reason,
+                now=timezone.now(),
+            ).consume()
+
+        self._write(work)
+
+    def get_node(self, project_id: int, node_id: str) -> NodeData | None:
+        def work(tx: Any) -> NodeData | None:
+            record = _run(tx, "GET_NODE", project_id=project_id, node_id=node_id).single()
+            return node_from_props(record["node"]) if record else None
+
+        return self._read(work)  # type: ignore[no-any-return]
+
+    def _statuses(self, tx: Any, project_id: int, node_ids: list[str]) -> dict[str, str]:
+        return {
+            r["node_id"]: r["status"]
+            for r in _run(tx, "NODE_STATUSES", project_id=project_id, node_ids=node_ids)
+        }
+
+    # --- edges ------------------------------------------------------------------------------------
+
+    def add_edge(self, project_id: int, edge: EdgeData) -> None:
+        def work(tx: Any) -> None:
+            statuses = self._statuses(tx, project_id, [edge.source, edge.target])
+            key = {
+                "project_id": project_id,
+                "source": edge.source,
+                "target": edge.target,
+                "type": str(edge.type),
+            }
+            exists = _run(tx, "EDGE_EXISTS", **key).single()["n"] > 0
+            check_edge(edge, statuses=statuses, exists=exists)
+            _run(tx, "CREATE_EDGE", **key, weight=float(edge.weight), semantics=edge.semantics).consume()
+
+        self._write(work)
+
+    def remove_edge(self, project_id: int, source: str, target: str, type: str) -> None:
+        def work(tx: Any) -> int:
+            summary = _run(
+                tx, "DELETE_EDGE", project_id=project_id, source=source, target=target, type=type
+            ).consume()
+            return int(summary.counters.relationships_deleted)
+
+        if not self._write(work):
+            raise NotFound(f"edge {source} -[{type}]-> {target} not found")
+
+    def neighbours(
+        self,
+        project_id: int,
+        node_id: str,
+        direction: Direction = "out",
+        edge_types: tuple[str, ...] | None = None,
+    ) -> list[EdgeData]:
+        check_direction(direction)
+        types = [str(t) for t in edge_types] if edge_types is not None else None
+
+        def work(tx: Any) -> list[EdgeData]:
+            rows = _run(
+                tx, NEIGHBOUR_STATEMENTS[direction], project_id=project_id, node_id=node_id, edge_types=types
+            )
+            return sorted((_edge(r) for r in rows), key=lambda e: e.key)
+
+        return self._read(work)  # type: ignore[no-any-return]
+
+    # --- aliases ----------------------------------------------------------------------------------
+
+    def add_alias(self, project_id: int, alias: AliasData) -> None:
+        def work(tx: Any) -> None:
+            check_alias(alias, statuses=self._statuses(tx, project_id, [alias.source, *alias.targets]))
+            _run(
+                tx,
+                "MERGE_ALIAS",
+                project_id=project_id,
+                source=alias.source,
+                targets=list(alias.targets),
+                reason=alias.reason,
+                now=timezone.now(),
+            ).consume()
+
+        self._write(work)
+
+    def resolve_alias(self, project_id: int, node_id: str) -> tuple[str, ...]:
+        def work(tx: Any) -> dict[str, tuple[str, ...]]:
+            return {r["source"]: tuple(r["targets"]) for r in _run(tx, "ALIAS_TABLE", project_id=project_id)}
+
+        return resolve_alias_chain(self._read(work), node_id)
+
+    # --- counts -----------------------------------------------------------------------------------
+
+    def counts(self, project_id: int) -> dict[str, object]:
+        def work(tx: Any) -> dict[str, object]:
+            by_type: Counter[str] = Counter()
+            by_status: Counter[str] = Counter()
+            for r in _run(tx, "COUNT_NODES", project_id=project_id):
+                by_type[r["type"]] += r["n"]
+                by_status[r["status"]] += r["n"]
+            return {
+                "nodes": sum(by_type.values()),
+                "edges": _run(tx, "COUNT_EDGES", project_id=project_id).single()["n"],
+                "aliases": _run(tx, "COUNT_ALIASES", project_id=project_id).single()["n"],
+                "nodes_by_type": dict(sorted(by_type.items())),
+                "nodes_by_status": dict(sorted(by_status.items())),
+            }
+
+        return self._read(work)  # type: ignore[no-any-return]

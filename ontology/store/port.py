@@ -160,11 +160,15 @@ class GraphStore(Protocol):
         """Delete one edge (``NotFound`` when there is none)."""
         ...
 
-    def get_node(self, project_id: int, node_id: str) -> NodeData | None:
-        ...
+    def get_node(self, project_id: int, node_id: str) -> NodeData | None: ...
 
-    def neighbours(self, project_id: int, node_id: str, direction: Direction = "out",
-                   edge_types: tuple[str, ...] | None = None) -> list[EdgeData]:
+    def neighbours(
+        self,
+        project_id: int,
+        node_id: str,
+        direction: Direction = "out",
+        edge_types: tuple[str, ...] | None = None,
+    ) -> list[EdgeData]:
         """Edges leaving (``out``), entering (``in``) or touching (``both``) a node, by edge key."""
         ...
 

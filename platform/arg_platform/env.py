@@ -15,8 +15,9 @@ ENV_VARS: dict[str, str] = {}
 
 
 def env_str(name: str, default: str = "", *, doc: str = "") -> str:
+    """The variable's value; unset or empty means ``default``, as for the other readers."""
     ENV_VARS[name] = doc
-    return os.environ.get(name, default)
+    return os.environ.get(name) or default
 
 
 def env_bool(name: str, default: bool, *, doc: str = "") -> bool:

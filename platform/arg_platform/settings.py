@@ -260,9 +260,7 @@ if PRODUCTION:
 
 # Silence a check that cannot apply: SECURE_SSL_REDIRECT may be turned off by operators whose TLS
 # proxy redirects itself; they say so explicitly through ARG_SECURE_SSL_REDIRECT=false.
-SILENCED_SYSTEM_CHECKS = (
-    ["security.W008"] if PRODUCTION and not env_bool("ARG_SECURE_SSL_REDIRECT", True) else []
-)
+SILENCED_SYSTEM_CHECKS = ["security.W008"] if PRODUCTION and not SECURE_SSL_REDIRECT else []
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

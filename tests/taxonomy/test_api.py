@@ -174,3 +174,43 @@ def test_anonymous_is_refused(project, tree):
     from rest_framework.test import APIClient
 
     assert APIClient().get(url(project, "labels/")).status_code in (401, 403)
+
+
+def test_typology_templates_are_shared_and_copied_into_a_project(project, expert, api_as, token_client):
+    client = api_as(expert)
+    templates = client.get("/api/v1/typology-templates/").json()
+    assert {t["key"] for t in templates} >= {"quick-answer", "guided-troubleshooting", "compliance-careful"}
+    resp = client.post(url(project, "typologies/copy-template/"), {"template": "guided-troubleshooting"},
+                       format="json")
+    assert resp.status_code == 201, resp.content
+    assert resp.json()["response_style"] == "step_by_step"
+    assert client.get(url(project, "typologies/guided-troubleshooting/")).status_code == 200
+    again = client.post(url(project, "typologies/copy-template/"), {"template": "guided-troubleshooting"},
+                        format="json")
+    assert again.json()["rules"] == ["typology.unique_key"]
+    assert token_client(project).post(url(project, "typologies/copy-template/"), {"template": "quick-answer"},
+                                      format="json").status_code == 403
+
+
+def test_pack_download_and_upload_through_the_api(project, expert, api_as, token_client, tree):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = api_as(expert)
+    resp = client.get(url(project, "pack/"))
+    assert resp.status_code == 200
+    assert resp["Content-Type"] == "application/yaml"
+    text = resp.content.decode()
+    assert "format: arg-pack/1" in text and "L00002" in text
+    edited = text.replace("name: Download invoice", "name: Download an invoice")
+    resp = client.post(url(project, "pack/"), {"file": SimpleUploadedFile("acme.yaml", edited.encode())},
+                       format="multipart")
+    assert resp.status_code == 200, resp.content
+    assert resp.json()["updated"]["labels"] == 3
+    assert Label.objects.get(project=project, label_id="L00002").name == "Download an invoice"
+    broken = edited.replace("parent: null", "parent: L00002", 1)
+    resp = client.post(url(project, "pack/"), {"file": SimpleUploadedFile("acme.yaml", broken.encode())},
+                       format="multipart")
+    assert resp.status_code == 400
+    assert "taxonomy.no_cycles" in resp.json()["rules"]
+    assert Label.objects.get(project=project, label_id="L00001").parent_id is None
+    assert token_client(project).get(url(project, "pack/")).status_code == 403

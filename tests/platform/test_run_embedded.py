@@ -1,0 +1,92 @@
+"""The embedded run path, as `make run` does it: migrate, bootstrap the demo, serve web + worker + beat.
+
+Real processes on loopback: gunicorn answers the login page, the OpenAPI schema and /healthz; the
+printed demo token opens the API; beat's heartbeat reaches the worker; SIGINT stops every process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+@pytest.mark.server
+def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "ARG_", "CELERY_"))}
+    env["ARG_DATA_DIR"] = str(tmp_path / "var")
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True)
+    boot = subprocess.run([*manage, "bootstrap_demo"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    assert "Demo access (shown once" in boot.stdout, boot.stdout + boot.stderr
+    passwords = dict(re.findall(r"user: (\w+)\s+password: (\S+)", boot.stdout))
+    assert set(passwords) == {"expert", "reviewer", "admin"}
+    token = re.search(r"API token for project \S+ \(role [^)]*\): (arg_\S+)", boot.stdout)
+    again = subprocess.run([*manage, "bootstrap_demo"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    assert "already exist" in again.stdout and "password:" not in again.stdout
+
+    port = _free_port()
+    proc = subprocess.Popen([*manage, "run_embedded", "--port", str(port), "--web-workers", "1"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        status = 0
+        while time.monotonic() < deadline:
+            try:
+                status, body = _get(f"{base}/healthz")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        assert status == 200, f"healthz never answered 200 (last {status})"
+        health = json.loads(body)
+        assert health["components"]["graph_store"]["info"]["backend"] == "sql"
+        status, body = _get(f"{base}/accounts/login/")
+        assert status == 200 and b"password" in body.lower()
+        status, body = _get(f"{base}/api/v1/schema/", {"Accept": "application/vnd.oai.openapi+json"})
+        assert status == 200 and json.loads(body)["openapi"].startswith("3.")
+        if token:
+            status, body = _get(f"{base}/api/v1/projects/", {"Authorization": f"Bearer {token.group(1)}"})
+            assert status == 200 and len(json.loads(body)) == 1
+        heartbeat = tmp_path / "var" / "celery" / "heartbeat"
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not heartbeat.exists():
+            time.sleep(0.5)
+        assert heartbeat.exists(), "beat → broker → worker round trip never happened"
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    text = out.decode(errors="replace")
+    assert "[supervisor] all stopped" in text, text[-3000:]
+    assert proc.returncode == 0
+    for pid in map(int, re.findall(r"started \w+ \(pid (\d+)\)", text)):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

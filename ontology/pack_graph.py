@@ -33,8 +33,12 @@ def node_from_pack(item: dict[str, Any]) -> NodeData:
         clusters=_tuple_of_str(item.get("clusters"), f"node {item['id']}: clusters"),
         preconditions=_tuple_of_str(item.get("preconditions"), f"node {item['id']}: preconditions"),
         parameters=tuple(
-            ParameterSpec(name=str(p.get("name", "")), type=str(p.get("type", "string")),
-                          required=bool(p.get("required", False)), description=str(p.get("description", "")))
+            ParameterSpec(
+                name=str(p.get("name", "")),
+                type=str(p.get("type", "string")),
+                required=bool(p.get("required", False)),
+                description=str(p.get("description", "")),
+            )
             for p in params
         ),
         handler=str(item.get("handler") or ""),
@@ -48,24 +52,36 @@ def edge_from_pack(item: dict[str, Any]) -> EdgeData:
     weight = item.get("weight", 1.0)
     if not isinstance(weight, int | float) or isinstance(weight, bool):
         raise ValueError(f"edge {item.get('source')}→{item.get('target')}: weight must be a number")
-    return EdgeData(source=str(item.get("source", "")), target=str(item.get("target", "")),
-                    type=str(item.get("type", "")), weight=float(weight), semantics=str(item.get("semantics") or ""))
+    return EdgeData(
+        source=str(item.get("source", "")),
+        target=str(item.get("target", "")),
+        type=str(item.get("type", "")),
+        weight=float(weight),
+        semantics=str(item.get("semantics") or ""),
+    )
 
 
 def alias_from_pack(item: dict[str, Any]) -> AliasData:
     if not isinstance(item, dict):
         raise ValueError("every alias is a mapping")
-    return AliasData(source=str(item.get("source", "")), targets=_tuple_of_str(item.get("targets"), "alias targets"),
-                     reason=str(item.get("reason") or ""))
+    return AliasData(
+        source=str(item.get("source", "")),
+        targets=_tuple_of_str(item.get("targets"), "alias targets"),
+        reason=str(item.get("reason") or ""),
+    )
 
 
 def graph_data_from_pack(nodes: Sequence[Any], edges: Sequence[Any], aliases: Sequence[Any]) -> GraphData:
-    return GraphData(nodes=tuple(node_from_pack(n) for n in nodes), edges=tuple(edge_from_pack(e) for e in edges),
-                     aliases=tuple(alias_from_pack(a) for a in aliases))
+    return GraphData(
+        nodes=tuple(node_from_pack(n) for n in nodes),
+        edges=tuple(edge_from_pack(e) for e in edges),
+        aliases=tuple(alias_from_pack(a) for a in aliases),
+    )
 
 
-def graph_locations(nodes: Sequence[Any], edges: Sequence[Any], aliases: Sequence[Any],
-                    where: Callable[[str], str]) -> dict[str, str]:
+def graph_locations(
+    nodes: Sequence[Any], edges: Sequence[Any], aliases: Sequence[Any], where: Callable[[str], str]
+) -> dict[str, str]:
     """Map the validator's location keys to places in the pack file."""
     out: dict[str, str] = {}
     for i, n in enumerate(nodes):
@@ -92,14 +108,21 @@ def node_to_pack(node: NodeData) -> dict[str, Any]:
         "labels": list(node.labels),
         "clusters": list(node.clusters),
         "preconditions": list(node.preconditions),
-        "parameters": [{"name": p.name, "type": p.type, "required": p.required, "description": p.description}
-                       for p in node.parameters],
+        "parameters": [
+            {"name": p.name, "type": p.type, "required": p.required, "description": p.description}
+            for p in node.parameters
+        ],
         "handler": node.handler,
     }
 
 
 def edge_to_pack(edge: EdgeData) -> dict[str, Any]:
-    out: dict[str, Any] = {"source": edge.source, "target": edge.target, "type": edge.type, "weight": edge.weight}
+    out: dict[str, Any] = {
+        "source": edge.source,
+        "target": edge.target,
+        "type": edge.type,
+        "weight": edge.weight,
+    }
     if edge.semantics:
         out["semantics"] = edge.semantics
     return out

@@ -6,3 +6,6 @@ class ProjectsConfig(AppConfig):
 
     name = "projects"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import schema  # noqa: F401  (registers the OpenAPI auth extension)

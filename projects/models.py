@@ -11,7 +11,9 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
-SLUG_VALIDATOR = RegexValidator(r"^[a-z0-9][a-z0-9-]{1,62}$", "lowercase letters, digits and dashes, 2–63 characters")
+SLUG_VALIDATOR = RegexValidator(
+    r"^[a-z0-9][a-z0-9-]{1,62}$", "lowercase letters, digits and dashes, 2–63 characters"
+)
 
 
 class Project(models.Model):
@@ -24,7 +26,8 @@ class Project(models.Model):
         default=0, help_text="highest LabelID number ever issued here; LabelIDs are never reused"
     )
     knowledge_revision = models.PositiveIntegerField(
-        default=0, help_text="bumped by every write of core knowledge; releases record the revision they froze"
+        default=0,
+        help_text="bumped by every write of core knowledge; releases record the revision they froze",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -56,7 +59,9 @@ class Membership(models.Model):
     role = models.CharField(max_length=16, choices=PlatformRole.choices)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user_project")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user_project")
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.project}: {self.role}"
@@ -74,17 +79,26 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=12, unique=True)
     key_hash = models.CharField(max_length=64)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="api_tokens", help_text="set for personal tokens of people")
-    role = models.ForeignKey("taxonomy.Role", null=True, blank=True, on_delete=models.PROTECT,
-                             related_name="api_tokens")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="api_tokens",
+        help_text="set for personal tokens of people",
+    )
+    role = models.ForeignKey(
+        "taxonomy.Role", null=True, blank=True, on_delete=models.PROTECT, related_name="api_tokens"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "name"], name="apitoken_unique_project_name")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="apitoken_unique_project_name")
+        ]
 
     def __str__(self) -> str:
         return f"{self.project}:{self.name} ({self.prefix})"

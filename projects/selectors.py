@@ -30,7 +30,9 @@ def project_access(*, user: Any, token: ApiToken | None, slug: str) -> ProjectAc
         if token.project.slug != slug:
             raise NotFound(f"project {slug!r} not found")
         if token.user_id is None:
-            return ProjectAccess(project=token.project, role=CLIENT, policy_role_id=token.role_id, token_id=token.pk)
+            return ProjectAccess(
+                project=token.project, role=CLIENT, policy_role_id=token.role_id, token_id=token.pk
+            )
         user = token.user
     project = Project.objects.filter(slug=slug).first()
     if project is None or not getattr(user, "is_authenticated", False):
@@ -42,11 +44,17 @@ def project_access(*, user: Any, token: ApiToken | None, slug: str) -> ProjectAc
         if membership is None:
             raise NotFound(f"project {slug!r} not found")
         role = membership.role
-    return ProjectAccess(project=project, role=role, policy_role_id=token.role_id if token else None,
-                         token_id=token.pk if token else None)
+    return ProjectAccess(
+        project=project,
+        role=role,
+        policy_role_id=token.role_id if token else None,
+        token_id=token.pk if token else None,
+    )
 
 
-def project_access_require(*, user: Any, token: ApiToken | None, slug: str, capability: Capability) -> ProjectAccess:
+def project_access_require(
+    *, user: Any, token: ApiToken | None, slug: str, capability: Capability
+) -> ProjectAccess:
     access = project_access(user=user, token=token, slug=slug)
     if not access.can(capability):
         raise Forbidden(f"your role ({access.role}) may not {capability.value} in this project")

@@ -57,12 +57,19 @@ def api_token_create(
 ) -> tuple[ApiToken, str]:
     """Create a token and return it with its full key — the only time the key is available."""
     if role is not None and role.project_id != project.pk:
-        raise RuleViolation(Violation("token.role_project", "the role belongs to another project", field="role"))
+        raise RuleViolation(
+            Violation("token.role_project", "the role belongs to another project", field="role")
+        )
     prefix = secrets.token_hex(4)
     secret = secrets.token_urlsafe(32)
     key = f"arg_{prefix}_{secret}"
     token = ApiToken.objects.create(
-        project=project, name=name, prefix=prefix, key_hash=_hash_key(key), role=role, user=user,
+        project=project,
+        name=name,
+        prefix=prefix,
+        key_hash=_hash_key(key),
+        role=role,
+        user=user,
         expires_at=expires_at,
     )
     return token, key

@@ -10,7 +10,9 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-KEY_VALIDATOR = RegexValidator(r"^[a-z0-9][a-z0-9_-]{0,62}$", "lowercase letters, digits, '_' and '-', ≤ 63 characters")
+KEY_VALIDATOR = RegexValidator(
+    r"^[a-z0-9][a-z0-9_-]{0,62}$", "lowercase letters, digits, '_' and '-', ≤ 63 characters"
+)
 LABEL_ID_PATTERN = r"^L\d{5,}$"
 
 
@@ -56,15 +58,20 @@ class Label(models.Model):
     """
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="labels")
-    label_id = models.CharField(max_length=16, validators=[RegexValidator(LABEL_ID_PATTERN, "LabelID is 'L' + digits")])
+    label_id = models.CharField(
+        max_length=16, validators=[RegexValidator(LABEL_ID_PATTERN, "LabelID is 'L' + digits")]
+    )
     name = models.CharField(max_length=80)
     description = models.TextField(blank=True, max_length=2000)
     cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="labels")
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
     status = models.CharField(max_length=12, choices=LabelStatus.choices, default=LabelStatus.ACTIVE)
     status_changed_at = models.DateTimeField(null=True, blank=True)
-    status_changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                          related_name="+")
+    status_changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     status_reason = models.CharField(max_length=500, blank=True)
     synonyms = models.JSONField(default=list, blank=True, help_text="validated synonyms (strings)")
     examples = models.JSONField(default=list, blank=True, help_text="validated example utterances (strings)")
@@ -88,7 +95,9 @@ class LabelIncompatibility(models.Model):
     Stored once per pair with ``label_a.label_id < label_b.label_id``.
     """
 
-    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="incompatibilities")
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="incompatibilities"
+    )
     label_a = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="+")
     label_b = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="+")
     reason = models.CharField(max_length=500, blank=True)
@@ -117,18 +126,29 @@ class ContextTypology(models.Model):
     ``project`` is empty for shared templates, which are copied into a project to be used.
     """
 
-    project = models.ForeignKey("projects.Project", null=True, blank=True, on_delete=models.CASCADE,
-                                related_name="typologies")
+    project = models.ForeignKey(
+        "projects.Project", null=True, blank=True, on_delete=models.CASCADE, related_name="typologies"
+    )
     key = models.CharField(max_length=63, validators=[KEY_VALIDATOR])
     name = models.CharField(max_length=120)
     description = models.TextField(blank=True, max_length=2000)
     access_constraints = models.JSONField(default=dict, blank=True)
     preferred_node_types = models.JSONField(default=list, blank=True)
-    complexity_budget = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(10)])
-    max_depth = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(20)])
-    max_hops = models.PositiveSmallIntegerField(default=4, validators=[MinValueValidator(1), MaxValueValidator(20)])
-    beam_width = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(32)])
-    response_style = models.CharField(max_length=16, choices=ResponseStyle.choices, default=ResponseStyle.CONCISE)
+    complexity_budget = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(10)]
+    )
+    max_depth = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    max_hops = models.PositiveSmallIntegerField(
+        default=4, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    beam_width = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(32)]
+    )
+    response_style = models.CharField(
+        max_length=16, choices=ResponseStyle.choices, default=ResponseStyle.CONCISE
+    )
     fast_path_eligible = models.BooleanField(default=True)
     weight_alpha = models.FloatField(default=0.25, validators=[MinValueValidator(0), MaxValueValidator(1)])
     weight_beta = models.FloatField(default=0.35, validators=[MinValueValidator(0), MaxValueValidator(1)])
@@ -143,8 +163,9 @@ class ContextTypology(models.Model):
         verbose_name_plural = "context typologies"
         constraints = [
             models.UniqueConstraint(fields=["project", "key"], name="typology_unique_key"),
-            models.UniqueConstraint(fields=["key"], condition=models.Q(project__isnull=True),
-                                    name="typology_template_unique_key"),
+            models.UniqueConstraint(
+                fields=["key"], condition=models.Q(project__isnull=True), name="typology_template_unique_key"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -173,7 +194,9 @@ class Policy(models.Model):
     forbidden_labels = models.JSONField(default=list, blank=True)
     allowed_node_types = models.JSONField(default=list, blank=True)
     forbidden_node_types = models.JSONField(default=list, blank=True)
-    max_hops = models.PositiveSmallIntegerField(null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(20)])
+    max_hops = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
     blocked_terms = models.JSONField(default=list, blank=True)
     blocked_patterns = models.JSONField(default=list, blank=True)
     sensitive_topics = models.JSONField(default=list, blank=True)
@@ -199,8 +222,9 @@ class Role(models.Model):
     key = models.CharField(max_length=63, validators=[KEY_VALIDATOR])
     name = models.CharField(max_length=120)
     policy = models.ForeignKey(Policy, on_delete=models.PROTECT, related_name="roles")
-    default_typology = models.ForeignKey(ContextTypology, null=True, blank=True, on_delete=models.PROTECT,
-                                         related_name="+")
+    default_typology = models.ForeignKey(
+        ContextTypology, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
 
     class Meta:
         ordering = ["key"]

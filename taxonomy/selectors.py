@@ -40,8 +40,9 @@ def cluster_list(*, project: Project) -> QuerySet[Cluster]:
     return Cluster.objects.filter(project=project).order_by("name")
 
 
-def label_list(*, project: Project, status: str | None = None, search: str = "",
-               cluster: str | None = None) -> QuerySet[Label]:
+def label_list(
+    *, project: Project, status: str | None = None, search: str = "", cluster: str | None = None
+) -> QuerySet[Label]:
     qs = Label.objects.filter(project=project).select_related("cluster", "parent")
     if status:
         qs = qs.filter(status=status)
@@ -50,15 +51,21 @@ def label_list(*, project: Project, status: str | None = None, search: str = "",
     if search:
         from django.db.models import Q
 
-        qs = qs.filter(Q(name__icontains=search) | Q(label_id__iexact=search) | Q(description__icontains=search)
-                       | Q(path__icontains=search))
+        qs = qs.filter(
+            Q(name__icontains=search)
+            | Q(label_id__iexact=search)
+            | Q(description__icontains=search)
+            | Q(path__icontains=search)
+        )
     return qs.order_by("path", "label_id")
 
 
 def label_get(*, project: Project, label_id: str) -> Label:
     from arg_platform.errors import NotFound
 
-    label = Label.objects.filter(project=project, label_id=label_id).select_related("cluster", "parent").first()
+    label = (
+        Label.objects.filter(project=project, label_id=label_id).select_related("cluster", "parent").first()
+    )
     if label is None:
         raise NotFound(f"label {label_id} not found")
     return label
@@ -121,7 +128,9 @@ def label_index_inputs(*, project: Project) -> list[LabelIndexEntry]:
     labels = Label.objects.filter(project=project, status__in=[LabelStatus.ACTIVE, LabelStatus.SHADOW])
     out = []
     for label in labels.select_related("cluster").order_by("label_id"):
-        text = " | ".join(filter(None, [label.path or label.name, label.description, ", ".join(label.synonyms)]))
+        text = " | ".join(
+            filter(None, [label.path or label.name, label.description, ", ".join(label.synonyms)])
+        )
         out.append(LabelIndexEntry(label.label_id, label.cluster.key, text, tuple(label.examples)))
     return out
 
@@ -141,6 +150,7 @@ def role_list(*, project: Project) -> QuerySet[Role]:
 def labels_referencing_policy(*, project: Project, label_id: str) -> list[str]:
     """Keys of the policies whose label rules name ``label_id``."""
     return [
-        p.key for p in Policy.objects.filter(project=project)
+        p.key
+        for p in Policy.objects.filter(project=project)
         if label_id in p.allowed_labels or label_id in p.forbidden_labels
     ]

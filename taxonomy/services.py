@@ -20,7 +20,7 @@ from arg_platform.errors import NotFound, RuleViolation, Violation
 from projects.models import Project
 
 from .models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
-from .selectors import label_record, taxonomy_view
+from .selectors import taxonomy_view
 from .validator import (
     LabelRecord,
     TaxonomyView,
@@ -80,6 +80,7 @@ def _label_snapshot(label: Label) -> dict[str, Any]:
 
 # --- clusters -------------------------------------------------------------------------------------
 
+
 @transaction.atomic
 def cluster_create(*, project: Project, actor: Any, key: str, name: str, description: str = "") -> Cluster:
     """Create a stable top-level domain."""
@@ -88,10 +89,18 @@ def cluster_create(*, project: Project, actor: Any, key: str, name: str, descrip
     if Cluster.objects.filter(project=project, key=cluster.key).exists():
         raise RuleViolation(Violation("cluster.unique_key", f"cluster key {key!r} already exists", "key"))
     if Cluster.objects.filter(project=project, name__iexact=cluster.name).exists():
-        raise RuleViolation(Violation("cluster.unique_name", f"a cluster named {name!r} already exists", "name"))
+        raise RuleViolation(
+            Violation("cluster.unique_name", f"a cluster named {name!r} already exists", "name")
+        )
     cluster.save()
-    audit_record(project=project, actor=actor, action="create", object_type="cluster", object_key=cluster.key,
-                 after={"name": cluster.name, "description": cluster.description})
+    audit_record(
+        project=project,
+        actor=actor,
+        action="create",
+        object_type="cluster",
+        object_key=cluster.key,
+        after={"name": cluster.name, "description": cluster.description},
+    )
     knowledge_changed(project=project)
     return cluster
 
@@ -100,15 +109,28 @@ def cluster_create(*, project: Project, actor: Any, key: str, name: str, descrip
 def cluster_update(*, cluster: Cluster, actor: Any, name: str, description: str) -> Cluster:
     """Rename or re-describe a cluster (its key stays); refreshes the paths of its labels."""
     before = {"name": cluster.name, "description": cluster.description}
-    if Cluster.objects.filter(project=cluster.project, name__iexact=name.strip()).exclude(pk=cluster.pk).exists():
-        raise RuleViolation(Violation("cluster.unique_name", f"a cluster named {name!r} already exists", "name"))
+    if (
+        Cluster.objects.filter(project=cluster.project, name__iexact=name.strip())
+        .exclude(pk=cluster.pk)
+        .exists()
+    ):
+        raise RuleViolation(
+            Violation("cluster.unique_name", f"a cluster named {name!r} already exists", "name")
+        )
     cluster.name, cluster.description = name.strip(), description
     _full_clean(cluster, "cluster")
     cluster.save()
     for root in Label.objects.filter(cluster=cluster, parent__isnull=True):
         _refresh_paths(root)
-    audit_record(project=cluster.project, actor=actor, action="update", object_type="cluster", object_key=cluster.key,
-                 before=before, after={"name": cluster.name, "description": cluster.description})
+    audit_record(
+        project=cluster.project,
+        actor=actor,
+        action="update",
+        object_type="cluster",
+        object_key=cluster.key,
+        before=before,
+        after={"name": cluster.name, "description": cluster.description},
+    )
     knowledge_changed(project=cluster.project)
     return cluster
 
@@ -120,11 +142,15 @@ def _full_clean(obj: Any, kind: str, exclude: list[str] | None = None) -> None:
         obj.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
     except ValidationError as exc:
         raise RuleViolation(
-            [Violation(f"{kind}.field", f"{field}: {' '.join(msgs)}", field) for field, msgs in exc.message_dict.items()]
+            [
+                Violation(f"{kind}.field", f"{field}: {' '.join(msgs)}", field)
+                for field, msgs in exc.message_dict.items()
+            ]
         ) from exc
 
 
 # --- labels ---------------------------------------------------------------------------------------
+
 
 def _compute_path(label: Label) -> tuple[str, int]:
     names = [label.name]
@@ -177,32 +203,62 @@ def label_create(
 ) -> Label:
     """Add a label (root when ``parent_id`` is None) under the validator's rules."""
     if status == LabelStatus.DEPRECATED:
-        raise RuleViolation(Violation("taxonomy.label_status", "a new label cannot start DEPRECATED", "status"))
+        raise RuleViolation(
+            Violation("taxonomy.label_status", "a new label cannot start DEPRECATED", "status")
+        )
     if status not in LabelStatus.values:
         raise RuleViolation(Violation("taxonomy.label_status", f"unknown status {status!r}", "status"))
     view = taxonomy_view(project=project)
     provisional = "L" + "9" * 12  # not yet issued: validate first, then take a real LabelID
-    record = LabelRecord(provisional, name.strip(), cluster_key, parent_id or None, status, description,
-                         tuple(_clean_list(synonyms)), tuple(_clean_list(examples)))
+    record = LabelRecord(
+        provisional,
+        name.strip(),
+        cluster_key,
+        parent_id or None,
+        status,
+        description,
+        tuple(_clean_list(synonyms)),
+        tuple(_clean_list(examples)),
+    )
     _check_view(view.with_label(record), {provisional})
     cluster = Cluster.objects.get(project=project, key=cluster_key)
     parent = Label.objects.get(project=project, label_id=parent_id) if parent_id else None
     label = Label(
-        project=project, label_id=next_label_id(project=project), name=record.name, description=description,
-        cluster=cluster, parent=parent, status=status, synonyms=list(record.synonyms), examples=list(record.examples),
-        status_changed_at=timezone.now(), status_changed_by=_user_or_none(actor), status_reason=reason[:500],
+        project=project,
+        label_id=next_label_id(project=project),
+        name=record.name,
+        description=description,
+        cluster=cluster,
+        parent=parent,
+        status=status,
+        synonyms=list(record.synonyms),
+        examples=list(record.examples),
+        status_changed_at=timezone.now(),
+        status_changed_by=_user_or_none(actor),
+        status_reason=reason[:500],
     )
     label.path, label.depth = _compute_path(label)
     _full_clean(label, "label", exclude=["project", "cluster", "parent", "status_changed_by"])
     label.save()
-    audit_record(project=project, actor=actor, action="create", object_type="label", object_key=label.label_id,
-                 after=_label_snapshot(label), reason=reason)
+    audit_record(
+        project=project,
+        actor=actor,
+        action="create",
+        object_type="label",
+        object_key=label.label_id,
+        after=_label_snapshot(label),
+        reason=reason,
+    )
     knowledge_changed(project=project)
     return label
 
 
 def _user_or_none(actor: Any) -> Any:
-    return actor if getattr(actor, "pk", None) is not None and getattr(actor, "is_authenticated", False) else None
+    return (
+        actor
+        if getattr(actor, "pk", None) is not None and getattr(actor, "is_authenticated", False)
+        else None
+    )
 
 
 @transaction.atomic
@@ -223,17 +279,37 @@ def label_update(
     new_description = label.description if description is None else description
     new_synonyms = list(label.synonyms) if synonyms is None else _clean_list(synonyms)
     new_examples = list(label.examples) if examples is None else _clean_list(examples)
-    record = LabelRecord(label.label_id, new_name, label.cluster.key, before["parent"], label.status,
-                         new_description, tuple(new_synonyms), tuple(new_examples))
+    record = LabelRecord(
+        label.label_id,
+        new_name,
+        label.cluster.key,
+        before["parent"],
+        label.status,
+        new_description,
+        tuple(new_synonyms),
+        tuple(new_examples),
+    )
     _check_view(taxonomy_view(project=label.project).with_label(record), {label.label_id})
-    label.name, label.description, label.synonyms, label.examples = new_name, new_description, new_synonyms, new_examples
+    label.name, label.description, label.synonyms, label.examples = (
+        new_name,
+        new_description,
+        new_synonyms,
+        new_examples,
+    )
     label.save()
     if new_name != before["name"]:
         _refresh_paths(label)
         label.refresh_from_db()
-    audit_record(project=label.project, actor=actor, action="update", object_type="label", object_key=label.label_id,
-                 before=_diff(before, _label_snapshot(label))[0], after=_diff(before, _label_snapshot(label))[1],
-                 reason=reason)
+    audit_record(
+        project=label.project,
+        actor=actor,
+        action="update",
+        object_type="label",
+        object_key=label.label_id,
+        before=_diff(before, _label_snapshot(label))[0],
+        after=_diff(before, _label_snapshot(label))[1],
+        reason=reason,
+    )
     knowledge_changed(project=label.project)
     return label
 
@@ -264,8 +340,9 @@ def label_synonym_remove(*, label: Label, actor: Any, text: str) -> Label:
 
 
 @transaction.atomic
-def label_move(*, label: Label, actor: Any, parent_id: str | None, cluster_key: str | None = None,
-               reason: str = "") -> Label:
+def label_move(
+    *, label: Label, actor: Any, parent_id: str | None, cluster_key: str | None = None, reason: str = ""
+) -> Label:
     """Move a label (and its subtree) under another parent, or to the root of a cluster.
 
     A child always lives in its parent's cluster; moving to a root needs ``cluster_key``. The whole
@@ -276,13 +353,19 @@ def label_move(*, label: Label, actor: Any, parent_id: str | None, cluster_key: 
     if parent_id:
         parent = view.labels.get(parent_id)
         if parent is None:
-            raise RuleViolation(Violation("taxonomy.parent_exists", f"parent {parent_id} does not exist", "parent"))
+            raise RuleViolation(
+                Violation("taxonomy.parent_exists", f"parent {parent_id} does not exist", "parent")
+            )
         target_cluster = parent.cluster
         if cluster_key and cluster_key != target_cluster:
-            raise RuleViolation(Violation(
-                "taxonomy.cluster_compat",
-                f"{label.label_id} cannot live in cluster {cluster_key!r} under {parent_id} (cluster {target_cluster!r})",
-                "parent"))
+            raise RuleViolation(
+                Violation(
+                    "taxonomy.cluster_compat",
+                    f"{label.label_id} cannot live in cluster {cluster_key!r} under {parent_id} "
+                    f"(cluster {target_cluster!r})",
+                    "parent",
+                )
+            )
     else:
         target_cluster = cluster_key or label.cluster.key
     before = _label_snapshot(label)
@@ -290,10 +373,18 @@ def label_move(*, label: Label, actor: Any, parent_id: str | None, cluster_key: 
     moved = view
     for label_id in subtree:
         record = view.labels[label_id]
-        moved = moved.with_label(LabelRecord(
-            record.label_id, record.name, target_cluster,
-            (parent_id or None) if label_id == label.label_id else record.parent,
-            record.status, record.description, record.synonyms, record.examples))
+        moved = moved.with_label(
+            LabelRecord(
+                record.label_id,
+                record.name,
+                target_cluster,
+                (parent_id or None) if label_id == label.label_id else record.parent,
+                record.status,
+                record.description,
+                record.synonyms,
+                record.examples,
+            )
+        )
     _check_view(moved, subtree)
     cluster = Cluster.objects.get(project=label.project, key=target_cluster)
     Label.objects.filter(project=label.project, label_id__in=subtree).update(cluster=cluster)
@@ -302,9 +393,16 @@ def label_move(*, label: Label, actor: Any, parent_id: str | None, cluster_key: 
     label.save(update_fields=["parent", "cluster", "updated_at"])
     _refresh_paths(label)
     label.refresh_from_db()
-    audit_record(project=label.project, actor=actor, action="move", object_type="label", object_key=label.label_id,
-                 before={"parent": before["parent"], "cluster": before["cluster"], "path": before["path"]},
-                 after={"parent": parent_id or None, "cluster": target_cluster, "path": label.path}, reason=reason)
+    audit_record(
+        project=label.project,
+        actor=actor,
+        action="move",
+        object_type="label",
+        object_key=label.label_id,
+        before={"parent": before["parent"], "cluster": before["cluster"], "path": before["path"]},
+        after={"parent": parent_id or None, "cluster": target_cluster, "path": label.path},
+        reason=reason,
+    )
     knowledge_changed(project=label.project)
     return label
 
@@ -322,50 +420,101 @@ def label_set_status(*, label: Label, actor: Any, status: str, reason: str = "")
     if status == label.status:
         return label
     if status not in STATUS_TRANSITIONS[label.status]:
-        raise RuleViolation(Violation("taxonomy.status_transition",
-                                      f"{label.label_id} cannot go from {label.status} to {status}", "status"))
+        raise RuleViolation(
+            Violation(
+                "taxonomy.status_transition",
+                f"{label.label_id} cannot go from {label.status} to {status}",
+                "status",
+            )
+        )
     if status == LabelStatus.DEPRECATED and not reason.strip():
-        raise RuleViolation(Violation("taxonomy.status_reason", "deprecating a label needs a reason", "reason"))
+        raise RuleViolation(
+            Violation("taxonomy.status_reason", "deprecating a label needs a reason", "reason")
+        )
     view = taxonomy_view(project=label.project)
     record = view.labels[label.label_id]
-    _check_view(view.with_label(LabelRecord(record.label_id, record.name, record.cluster, record.parent, status,
-                                            record.description, record.synonyms, record.examples)), {label.label_id})
+    _check_view(
+        view.with_label(
+            LabelRecord(
+                record.label_id,
+                record.name,
+                record.cluster,
+                record.parent,
+                status,
+                record.description,
+                record.synonyms,
+                record.examples,
+            )
+        ),
+        {label.label_id},
+    )
     before = label.status
     label.status = status
     label.status_changed_at = timezone.now()
     label.status_changed_by = _user_or_none(actor)
     label.status_reason = reason[:500]
-    label.save(update_fields=["status", "status_changed_at", "status_changed_by", "status_reason", "updated_at"])
+    label.save(
+        update_fields=["status", "status_changed_at", "status_changed_by", "status_reason", "updated_at"]
+    )
     if status == LabelStatus.DEPRECATED:
         for policy in Policy.objects.select_for_update().filter(project=label.project):
             if label.label_id in policy.allowed_labels:
                 policy.allowed_labels = [x for x in policy.allowed_labels if x != label.label_id]
                 policy.save(update_fields=["allowed_labels", "updated_at"])
-                audit_record(project=label.project, actor=actor, action="update", object_type="policy",
-                             object_key=policy.key, before={"allowed_labels": "+" + label.label_id},
-                             after={"allowed_labels": "-" + label.label_id},
-                             reason=f"label {label.label_id} deprecated")
-    audit_record(project=label.project, actor=actor, action="status", object_type="label", object_key=label.label_id,
-                 before={"status": before}, after={"status": status}, reason=reason)
+                audit_record(
+                    project=label.project,
+                    actor=actor,
+                    action="update",
+                    object_type="policy",
+                    object_key=policy.key,
+                    before={"allowed_labels": "+" + label.label_id},
+                    after={"allowed_labels": "-" + label.label_id},
+                    reason=f"label {label.label_id} deprecated",
+                )
+    audit_record(
+        project=label.project,
+        actor=actor,
+        action="status",
+        object_type="label",
+        object_key=label.label_id,
+        before={"status": before},
+        after={"status": status},
+        reason=reason,
+    )
     knowledge_changed(project=label.project)
     return label
 
 
 # --- incompatibilities ----------------------------------------------------------------------------
 
+
 @transaction.atomic
-def incompatibility_create(*, project: Project, actor: Any, label_a: str, label_b: str, reason: str = "") -> LabelIncompatibility:
+def incompatibility_create(
+    *, project: Project, actor: Any, label_a: str, label_b: str, reason: str = ""
+) -> LabelIncompatibility:
     """Declare that two labels may not co-occur."""
     a, b = pair_key(label_a, label_b)
     view = taxonomy_view(project=project)
     if (a, b) in view.incompatibilities:
-        raise RuleViolation(Violation("taxonomy.incompatible_unique", f"{a} and {b} are already incompatible", "labels"))
+        raise RuleViolation(
+            Violation("taxonomy.incompatible_unique", f"{a} and {b} are already incompatible", "labels")
+        )
     _raise_if(validate_taxonomy(view.with_incompatibility(a, b)))
     inc = LabelIncompatibility.objects.create(
-        project=project, label_a=Label.objects.get(project=project, label_id=a),
-        label_b=Label.objects.get(project=project, label_id=b), reason=reason[:500])
-    audit_record(project=project, actor=actor, action="create", object_type="incompatibility", object_key=f"{a}|{b}",
-                 after={"reason": reason}, reason=reason)
+        project=project,
+        label_a=Label.objects.get(project=project, label_id=a),
+        label_b=Label.objects.get(project=project, label_id=b),
+        reason=reason[:500],
+    )
+    audit_record(
+        project=project,
+        actor=actor,
+        action="create",
+        object_type="incompatibility",
+        object_key=f"{a}|{b}",
+        after={"reason": reason},
+        reason=reason,
+    )
     knowledge_changed(project=project)
     return inc
 
@@ -375,15 +524,32 @@ def incompatibility_delete(*, incompatibility: LabelIncompatibility, actor: Any,
     project = incompatibility.project
     key = f"{incompatibility.label_a.label_id}|{incompatibility.label_b.label_id}"
     incompatibility.delete()
-    audit_record(project=project, actor=actor, action="delete", object_type="incompatibility", object_key=key,
-                 reason=reason)
+    audit_record(
+        project=project,
+        actor=actor,
+        action="delete",
+        object_type="incompatibility",
+        object_key=key,
+        reason=reason,
+    )
     knowledge_changed(project=project)
 
 
 # --- typologies -----------------------------------------------------------------------------------
 
-TYPOLOGY_FIELDS = ("name", "description", "access_constraints", "preferred_node_types", "complexity_budget",
-                   "max_depth", "max_hops", "beam_width", "response_style", "fast_path_eligible", "is_default")
+TYPOLOGY_FIELDS = (
+    "name",
+    "description",
+    "access_constraints",
+    "preferred_node_types",
+    "complexity_budget",
+    "max_depth",
+    "max_hops",
+    "beam_width",
+    "response_style",
+    "fast_path_eligible",
+    "is_default",
+)
 
 
 def typology_as_data(t: ContextTypology) -> dict[str, Any]:
@@ -393,14 +559,29 @@ def typology_as_data(t: ContextTypology) -> dict[str, Any]:
 
 
 @transaction.atomic
-def typology_save(*, project: Project | None, actor: Any, data: Mapping[str, Any],
-                  typology: ContextTypology | None = None) -> ContextTypology:
+def typology_save(
+    *, project: Project | None, actor: Any, data: Mapping[str, Any], typology: ContextTypology | None = None
+) -> ContextTypology:
     """Create (``typology`` None) or update a context typology from its data form (see the pack format)."""
-    merged = typology_as_data(typology) if typology is not None else {
-        "key": "", "name": "", "description": "", "access_constraints": {}, "preferred_node_types": [],
-        "complexity_budget": 3, "max_depth": 3, "max_hops": 4, "beam_width": 3, "response_style": "concise",
-        "fast_path_eligible": True, "is_default": False,
-        "weights": {"alpha": 0.25, "beta": 0.35, "gamma": 0.2, "delta": 0.1, "epsilon": 0.1}}
+    merged = (
+        typology_as_data(typology)
+        if typology is not None
+        else {
+            "key": "",
+            "name": "",
+            "description": "",
+            "access_constraints": {},
+            "preferred_node_types": [],
+            "complexity_budget": 3,
+            "max_depth": 3,
+            "max_hops": 4,
+            "beam_width": 3,
+            "response_style": "concise",
+            "fast_path_eligible": True,
+            "is_default": False,
+            "weights": {"alpha": 0.25, "beta": 0.35, "gamma": 0.2, "delta": 0.1, "epsilon": 0.1},
+        }
+    )
     merged.update({k: v for k, v in data.items() if k != "weights"})
     if "weights" in data:
         merged["weights"] = {**merged["weights"], **dict(data["weights"])}
@@ -410,7 +591,9 @@ def typology_save(*, project: Project | None, actor: Any, data: Mapping[str, Any
     before = typology_as_data(typology) if typology is not None else {}
     if typology is None:
         if ContextTypology.objects.filter(project=project, key=merged["key"]).exists():
-            raise RuleViolation(Violation("typology.unique_key", f"typology {merged['key']!r} already exists", "key"))
+            raise RuleViolation(
+                Violation("typology.unique_key", f"typology {merged['key']!r} already exists", "key")
+            )
         typology = ContextTypology(project=project, key=merged["key"])
     for f in TYPOLOGY_FIELDS:
         setattr(typology, f, merged[f])
@@ -418,18 +601,28 @@ def typology_save(*, project: Project | None, actor: Any, data: Mapping[str, Any
         setattr(typology, f"weight_{w}", float(value))
     _full_clean(typology, "typology", exclude=["project"])
     if typology.is_default:
-        ContextTypology.objects.filter(project=project, is_default=True).exclude(pk=typology.pk).update(is_default=False)
+        ContextTypology.objects.filter(project=project, is_default=True).exclude(pk=typology.pk).update(
+            is_default=False
+        )
     typology.save()
     if project is not None:
-        audit_record(project=project, actor=actor, action="update" if before else "create", object_type="typology",
-                     object_key=typology.key, before=_diff(before, typology_as_data(typology))[0] if before else {},
-                     after=_diff(before, typology_as_data(typology))[1])
+        audit_record(
+            project=project,
+            actor=actor,
+            action="update" if before else "create",
+            object_type="typology",
+            object_key=typology.key,
+            before=_diff(before, typology_as_data(typology))[0] if before else {},
+            after=_diff(before, typology_as_data(typology))[1],
+        )
         knowledge_changed(project=project)
     return typology
 
 
 @transaction.atomic
-def typology_copy_from_template(*, project: Project, actor: Any, template_key: str, key: str | None = None) -> ContextTypology:
+def typology_copy_from_template(
+    *, project: Project, actor: Any, template_key: str, key: str | None = None
+) -> ContextTypology:
     """Copy a shared typology template into a project (templates have no project)."""
     template = ContextTypology.objects.filter(project__isnull=True, key=template_key).first()
     if template is None:
@@ -442,9 +635,22 @@ def typology_copy_from_template(*, project: Project, actor: Any, template_key: s
 
 # --- policies and roles ---------------------------------------------------------------------------
 
-POLICY_FIELDS = ("name", "description", "allowed_labels", "forbidden_labels", "allowed_node_types",
-                 "forbidden_node_types", "max_hops", "blocked_terms", "blocked_patterns", "sensitive_topics",
-                 "scope_statement", "refusal_template", "refocus_template", "memory_scopes")
+POLICY_FIELDS = (
+    "name",
+    "description",
+    "allowed_labels",
+    "forbidden_labels",
+    "allowed_node_types",
+    "forbidden_node_types",
+    "max_hops",
+    "blocked_terms",
+    "blocked_patterns",
+    "sensitive_topics",
+    "scope_statement",
+    "refusal_template",
+    "refocus_template",
+    "memory_scopes",
+)
 
 
 def policy_as_data(p: Policy) -> dict[str, Any]:
@@ -452,13 +658,31 @@ def policy_as_data(p: Policy) -> dict[str, Any]:
 
 
 @transaction.atomic
-def policy_save(*, project: Project, actor: Any, data: Mapping[str, Any], policy: Policy | None = None) -> Policy:
+def policy_save(
+    *, project: Project, actor: Any, data: Mapping[str, Any], policy: Policy | None = None
+) -> Policy:
     """Create (``policy`` None) or update a policy; label references are checked against the taxonomy."""
-    merged: dict[str, Any] = policy_as_data(policy) if policy is not None else {
-        "key": "", "name": "", "description": "", "allowed_labels": [], "forbidden_labels": [],
-        "allowed_node_types": [], "forbidden_node_types": [], "max_hops": None, "blocked_terms": [],
-        "blocked_patterns": [], "sensitive_topics": [], "scope_statement": "", "refusal_template": "",
-        "refocus_template": "", "memory_scopes": ["USER"]}
+    merged: dict[str, Any] = (
+        policy_as_data(policy)
+        if policy is not None
+        else {
+            "key": "",
+            "name": "",
+            "description": "",
+            "allowed_labels": [],
+            "forbidden_labels": [],
+            "allowed_node_types": [],
+            "forbidden_node_types": [],
+            "max_hops": None,
+            "blocked_terms": [],
+            "blocked_patterns": [],
+            "sensitive_topics": [],
+            "scope_statement": "",
+            "refusal_template": "",
+            "refocus_template": "",
+            "memory_scopes": ["USER"],
+        }
+    )
     merged.update(data)
     if policy is not None:
         merged["key"] = policy.key
@@ -466,33 +690,56 @@ def policy_save(*, project: Project, actor: Any, data: Mapping[str, Any], policy
     before = policy_as_data(policy) if policy is not None else {}
     if policy is None:
         if Policy.objects.filter(project=project, key=merged["key"]).exists():
-            raise RuleViolation(Violation("policy.unique_key", f"policy {merged['key']!r} already exists", "key"))
+            raise RuleViolation(
+                Violation("policy.unique_key", f"policy {merged['key']!r} already exists", "key")
+            )
         policy = Policy(project=project, key=merged["key"])
     for f in POLICY_FIELDS:
         setattr(policy, f, merged[f])
     policy.blocked_terms = [t.strip().lower() for t in policy.blocked_terms if t.strip()]
     _full_clean(policy, "policy", exclude=["project"])
     policy.save()
-    audit_record(project=project, actor=actor, action="update" if before else "create", object_type="policy",
-                 object_key=policy.key, before=_diff(before, policy_as_data(policy))[0] if before else {},
-                 after=_diff(before, policy_as_data(policy))[1])
+    audit_record(
+        project=project,
+        actor=actor,
+        action="update" if before else "create",
+        object_type="policy",
+        object_key=policy.key,
+        before=_diff(before, policy_as_data(policy))[0] if before else {},
+        after=_diff(before, policy_as_data(policy))[1],
+    )
     knowledge_changed(project=project)
     return policy
 
 
 @transaction.atomic
-def role_save(*, project: Project, actor: Any, key: str, name: str, policy_key: str,
-              default_typology_key: str | None = None, role: Role | None = None) -> Role:
+def role_save(
+    *,
+    project: Project,
+    actor: Any,
+    key: str,
+    name: str,
+    policy_key: str,
+    default_typology_key: str | None = None,
+    role: Role | None = None,
+) -> Role:
     """Create or update a policy role (maps people and API clients to a policy)."""
     policy = Policy.objects.filter(project=project, key=policy_key).first()
     if policy is None:
-        raise RuleViolation(Violation("role.policy_exists", f"policy {policy_key!r} does not exist", "policy"))
+        raise RuleViolation(
+            Violation("role.policy_exists", f"policy {policy_key!r} does not exist", "policy")
+        )
     typology = None
     if default_typology_key:
         typology = ContextTypology.objects.filter(project=project, key=default_typology_key).first()
         if typology is None:
-            raise RuleViolation(Violation("role.typology_exists", f"typology {default_typology_key!r} does not exist",
-                                          "default_typology"))
+            raise RuleViolation(
+                Violation(
+                    "role.typology_exists",
+                    f"typology {default_typology_key!r} does not exist",
+                    "default_typology",
+                )
+            )
     if role is None:
         if Role.objects.filter(project=project, key=key).exists():
             raise RuleViolation(Violation("role.unique_key", f"role {key!r} already exists", "key"))
@@ -501,7 +748,14 @@ def role_save(*, project: Project, actor: Any, key: str, name: str, policy_key: 
     role.name, role.policy, role.default_typology = name, policy, typology
     _full_clean(role, "role", exclude=["project", "policy", "default_typology"])
     role.save()
-    audit_record(project=project, actor=actor, action="save", object_type="role", object_key=role.key,
-                 before=before, after={"name": name, "policy": policy_key, "default_typology": default_typology_key})
+    audit_record(
+        project=project,
+        actor=actor,
+        action="save",
+        object_type="role",
+        object_key=role.key,
+        before=before,
+        after={"name": name, "policy": policy_key, "default_typology": default_typology_key},
+    )
     knowledge_changed(project=project)
     return role

@@ -18,6 +18,7 @@ anything is written, and the writes happen in one transaction.
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import OWL, RDF, SKOS, XSD
+from rdflib.plugins.serializers.turtle import TurtleSerializer
 from rdflib.term import Node
 from rdflib.util import guess_format
 
@@ -140,8 +142,16 @@ def skos_graph(*, project: Project, base_uri: str | None = None, language: str =
 
 
 def skos_export(*, project: Project, base_uri: str | None = None, language: str = DEFAULT_LANGUAGE) -> str:
-    """The project's taxonomy as SKOS in Turtle; the same taxonomy always gives the same text."""
-    return skos_graph(project=project, base_uri=base_uri, language=language).serialize(format="turtle")
+    """The project's taxonomy as SKOS in Turtle; the same taxonomy always gives the same text.
+
+    Subjects come in a reading order: the scheme, then concepts sorted by URI (clusters, then labels
+    by LabelID); rdflib sorts predicates and objects.
+    """
+    serializer = TurtleSerializer(skos_graph(project=project, base_uri=base_uri, language=language))
+    serializer.topClasses = [SKOS.ConceptScheme, SKOS.Concept]
+    stream = io.BytesIO()
+    serializer.serialize(stream, encoding="utf-8")
+    return stream.getvalue().decode("utf-8")
 
 
 # --- parsing --------------------------------------------------------------------------------------

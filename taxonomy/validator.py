@@ -73,7 +73,9 @@ class TaxonomyView:
         return TaxonomyView(self.clusters, labels, self.incompatibilities, self.locations)
 
     def with_incompatibility(self, a: str, b: str) -> TaxonomyView:
-        return TaxonomyView(self.clusters, self.labels, self.incompatibilities | {pair_key(a, b)}, self.locations)
+        return TaxonomyView(
+            self.clusters, self.labels, self.incompatibilities | {pair_key(a, b)}, self.locations
+        )
 
     def ancestors(self, label_id: str) -> list[str]:
         """Parent, grandparent, … of a label (stops at a cycle or a missing parent)."""
@@ -120,39 +122,67 @@ def validate_taxonomy(view: TaxonomyView) -> list[Violation]:
         loc = _loc(view, "label", record.label_id)
         where = f"{record.label_id} ({record.name!r})"
         if not LABEL_ID_RE.match(record.label_id):
-            out.add("taxonomy.label_id_format", f"LabelID {record.label_id!r} must be 'L' followed by at least 5 digits",
-                    "label_id", loc)
+            out.add(
+                "taxonomy.label_id_format",
+                f"LabelID {record.label_id!r} must be 'L' followed by at least 5 digits",
+                "label_id",
+                loc,
+            )
         _check_label_fields(out, record, where, loc)
         if record.status not in LabelStatus.values:
             out.add("taxonomy.label_status", f"{where}: unknown status {record.status!r}", "status", loc)
         if record.cluster not in view.clusters:
-            out.add("taxonomy.cluster_exists", f"{where}: cluster {record.cluster!r} does not exist", "cluster", loc)
+            out.add(
+                "taxonomy.cluster_exists",
+                f"{where}: cluster {record.cluster!r} does not exist",
+                "cluster",
+                loc,
+            )
         if record.parent is None:
             continue
         parent = view.labels.get(record.parent)
         if parent is None:
-            out.add("taxonomy.parent_exists", f"{where}: parent {record.parent} does not exist (orphan child)",
-                    "parent", loc)
+            out.add(
+                "taxonomy.parent_exists",
+                f"{where}: parent {record.parent} does not exist (orphan child)",
+                "parent",
+                loc,
+            )
             continue
         if parent.cluster != record.cluster:
-            out.add("taxonomy.cluster_compat",
-                    f"{where} is in cluster {record.cluster!r} but its parent {parent.label_id} is in {parent.cluster!r}",
-                    "parent", loc)
+            out.add(
+                "taxonomy.cluster_compat",
+                f"{where} is in cluster {record.cluster!r} but its parent {parent.label_id} is in {parent.cluster!r}",
+                "parent",
+                loc,
+            )
         if parent.status == LabelStatus.DEPRECATED and record.status != LabelStatus.DEPRECATED:
-            out.add("taxonomy.parent_status",
-                    f"{where} is {record.status} under the DEPRECATED parent {parent.label_id}", "parent", loc)
+            out.add(
+                "taxonomy.parent_status",
+                f"{where} is {record.status} under the DEPRECATED parent {parent.label_id}",
+                "parent",
+                loc,
+            )
     _check_cycles(out, view)
     _check_siblings(out, view)
     for a, b in sorted(view.incompatibilities):
         loc = _loc(view, "incompatibility", f"{a}|{b}")
         missing = [x for x in (a, b) if x not in view.labels]
         if missing:
-            out.add("taxonomy.incompatible_exists", f"incompatibility {a}–{b}: unknown label {', '.join(missing)}",
-                    "labels", loc)
+            out.add(
+                "taxonomy.incompatible_exists",
+                f"incompatibility {a}–{b}: unknown label {', '.join(missing)}",
+                "labels",
+                loc,
+            )
             continue
         if a == b or a in view.ancestors(b) or b in view.ancestors(a):
-            out.add("taxonomy.incompatible_lineage",
-                    f"incompatibility {a}–{b} pairs a label with itself or its own ancestor", "labels", loc)
+            out.add(
+                "taxonomy.incompatible_lineage",
+                f"incompatibility {a}–{b} pairs a label with itself or its own ancestor",
+                "labels",
+                loc,
+            )
     return out.violations
 
 
@@ -162,8 +192,12 @@ def _check_label_fields(out: ViolationCollector, record: LabelRecord, where: str
     if len(record.name) > MAX_NAME:
         out.add("taxonomy.field_size", f"{where}: name is longer than {MAX_NAME} characters", "name", loc)
     if len(record.description) > MAX_DESCRIPTION:
-        out.add("taxonomy.field_size", f"{where}: description is longer than {MAX_DESCRIPTION} characters",
-                "description", loc)
+        out.add(
+            "taxonomy.field_size",
+            f"{where}: description is longer than {MAX_DESCRIPTION} characters",
+            "description",
+            loc,
+        )
     for fname, values, max_items, max_len in (
         ("synonyms", record.synonyms, MAX_SYNONYMS, MAX_SYNONYM_LEN),
         ("examples", record.examples, MAX_EXAMPLES, MAX_EXAMPLE_LEN),
@@ -174,8 +208,12 @@ def _check_label_fields(out: ViolationCollector, record: LabelRecord, where: str
             if not isinstance(value, str) or not value.strip():
                 out.add("taxonomy.field_size", f"{where}: {fname} must be non-empty strings", fname, loc)
             elif len(value) > max_len:
-                out.add("taxonomy.field_size", f"{where}: one of the {fname} is longer than {max_len} characters",
-                        fname, loc)
+                out.add(
+                    "taxonomy.field_size",
+                    f"{where}: one of the {fname} is longer than {max_len} characters",
+                    fname,
+                    loc,
+                )
 
 
 def _check_cycles(out: ViolationCollector, view: TaxonomyView) -> None:
@@ -185,12 +223,16 @@ def _check_cycles(out: ViolationCollector, view: TaxonomyView) -> None:
         current: str | None = start
         while current is not None and current in view.labels:
             if current in seen:
-                cycle = seen[seen.index(current):]
+                cycle = seen[seen.index(current) :]
                 key = min(cycle)
                 if key not in reported:
                     reported.add(key)
-                    out.add("taxonomy.no_cycles", "parent chain forms a cycle: " + " → ".join([*cycle, current]),
-                            "parent", _loc(view, "label", start))
+                    out.add(
+                        "taxonomy.no_cycles",
+                        "parent chain forms a cycle: " + " → ".join([*cycle, current]),
+                        "parent",
+                        _loc(view, "label", start),
+                    )
                 break
             seen.append(current)
             current = view.labels[current].parent
@@ -208,11 +250,16 @@ def _check_siblings(out: ViolationCollector, view: TaxonomyView) -> None:
             ids.sort()
             name = view.labels[ids[0]].name
             under = f"under {parent}" if parent else f"at the root of cluster {view.labels[ids[0]].cluster!r}"
-            out.add("taxonomy.sibling_unique", f"labels {', '.join(ids)} share the name {name!r} {under}", "name",
-                    _loc(view, "label", ids[-1]))
+            out.add(
+                "taxonomy.sibling_unique",
+                f"labels {', '.join(ids)} share the name {name!r} {under}",
+                "name",
+                _loc(view, "label", ids[-1]),
+            )
 
 
 # --- policies and typologies -----------------------------------------------------------------------
+
 
 def _str_list(out: ViolationCollector, rule: str, fname: str, value: object, loc: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -240,12 +287,18 @@ def validate_policy(view: TaxonomyView, data: Mapping[str, object], *, loc: str 
             if node_type not in NODE_TYPES:
                 out.add("policy.node_types", f"{fname}: unknown node type {node_type!r}", fname, loc)
     _str_list(out, "policy.field_type", "blocked_terms", data.get("blocked_terms", []), loc)
-    for pattern in _str_list(out, "policy.field_type", "blocked_patterns", data.get("blocked_patterns", []), loc):
+    for pattern in _str_list(
+        out, "policy.field_type", "blocked_patterns", data.get("blocked_patterns", []), loc
+    ):
         try:
             re.compile(pattern)
         except re.error as exc:
-            out.add("policy.pattern", f"blocked_patterns: {pattern!r} is not a valid regular expression ({exc})",
-                    "blocked_patterns", loc)
+            out.add(
+                "policy.pattern",
+                f"blocked_patterns: {pattern!r} is not a valid regular expression ({exc})",
+                "blocked_patterns",
+                loc,
+            )
     topics = data.get("sensitive_topics", [])
     if not isinstance(topics, list):
         out.add("policy.field_type", "sensitive_topics must be a list", "sensitive_topics", loc)
@@ -257,32 +310,52 @@ def validate_policy(view: TaxonomyView, data: Mapping[str, object], *, loc: str 
             or not isinstance(topic.get("terms"), list)
             or not all(isinstance(t, str) and t.strip() for t in topic.get("terms", []))
         ):
-            out.add("policy.sensitive_topic", f"sensitive_topics[{i}] needs a 'topic' and a list of 'terms'",
-                    "sensitive_topics", loc)
+            out.add(
+                "policy.sensitive_topic",
+                f"sensitive_topics[{i}] needs a 'topic' and a list of 'terms'",
+                "sensitive_topics",
+                loc,
+            )
         elif topic.get("action", "REFOCUS") not in SENSITIVE_ACTIONS:
-            out.add("policy.sensitive_topic",
-                    f"sensitive_topics[{i}].action must be one of {', '.join(sorted(SENSITIVE_ACTIONS))}",
-                    "sensitive_topics", loc)
+            out.add(
+                "policy.sensitive_topic",
+                f"sensitive_topics[{i}].action must be one of {', '.join(sorted(SENSITIVE_ACTIONS))}",
+                "sensitive_topics",
+                loc,
+            )
     for scope in _str_list(out, "policy.field_type", "memory_scopes", data.get("memory_scopes", []), loc):
         if scope not in MemoryScope.values:
             out.add("policy.memory_scopes", f"memory_scopes: unknown scope {scope!r}", "memory_scopes", loc)
     max_hops = data.get("max_hops")
-    if max_hops is not None and (not isinstance(max_hops, int) or isinstance(max_hops, bool) or not 1 <= max_hops <= 20):
+    if max_hops is not None and (
+        not isinstance(max_hops, int) or isinstance(max_hops, bool) or not 1 <= max_hops <= 20
+    ):
         out.add("policy.max_hops", "max_hops must be an integer between 1 and 20 (or empty)", "max_hops", loc)
     return out.violations
 
 
 WEIGHT_FIELDS = ("alpha", "beta", "gamma", "delta", "epsilon")
-TYPOLOGY_RANGES = {"complexity_budget": (1, 10), "max_depth": (1, 20), "max_hops": (1, 20), "beam_width": (1, 32)}
+TYPOLOGY_RANGES = {
+    "complexity_budget": (1, 10),
+    "max_depth": (1, 20),
+    "max_hops": (1, 20),
+    "beam_width": (1, 32),
+}
 
 
 def validate_typology(data: Mapping[str, object], *, loc: str = "") -> list[Violation]:
     """Rules of one context typology: known node types, ranges, weights in [0, 1] not all zero."""
     out = ViolationCollector()
-    for node_type in _str_list(out, "typology.field_type", "preferred_node_types", data.get("preferred_node_types", []), loc):
+    for node_type in _str_list(
+        out, "typology.field_type", "preferred_node_types", data.get("preferred_node_types", []), loc
+    ):
         if node_type not in NODE_TYPES:
-            out.add("typology.node_types", f"preferred_node_types: unknown node type {node_type!r}",
-                    "preferred_node_types", loc)
+            out.add(
+                "typology.node_types",
+                f"preferred_node_types: unknown node type {node_type!r}",
+                "preferred_node_types",
+                loc,
+            )
     for fname, (low, high) in TYPOLOGY_RANGES.items():
         value = data.get(fname)
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
@@ -304,15 +377,25 @@ def validate_typology(data: Mapping[str, object], *, loc: str = "") -> list[Viol
     if len(values) == len(WEIGHT_FIELDS) and sum(values) == 0:
         out.add("typology.weights", "at least one weight must be positive", "weights", loc)
     if data.get("response_style") not in ResponseStyle.values:
-        out.add("typology.response_style",
-                f"response_style must be one of {', '.join(ResponseStyle.values)}", "response_style", loc)
+        out.add(
+            "typology.response_style",
+            f"response_style must be one of {', '.join(ResponseStyle.values)}",
+            "response_style",
+            loc,
+        )
     access = data.get("access_constraints", {})
     if not isinstance(access, dict) or not all(isinstance(v, list) for v in access.values()):
-        out.add("typology.access_constraints", "access_constraints must map names to lists", "access_constraints", loc)
+        out.add(
+            "typology.access_constraints",
+            "access_constraints must map names to lists",
+            "access_constraints",
+            loc,
+        )
     return out.violations
 
 
 # --- label sets (online, Context Weaver) -----------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LabelGate:
@@ -325,7 +408,9 @@ class LabelGate:
         return label_id not in self.forbidden and (self.allowed is None or label_id in self.allowed)
 
 
-def label_gate_for(view: TaxonomyView, *, allowed_labels: Iterable[str], forbidden_labels: Iterable[str]) -> LabelGate:
+def label_gate_for(
+    view: TaxonomyView, *, allowed_labels: Iterable[str], forbidden_labels: Iterable[str]
+) -> LabelGate:
     """Expand a policy's label rules over subtrees (a rule on a parent covers every child)."""
     allowed_roots = list(allowed_labels)
     allowed: set[str] | None = None
@@ -347,7 +432,9 @@ class LabelSetVerdict:
     rejected: tuple[tuple[str, str], ...]
 
 
-def validate_label_set(view: TaxonomyView, scored: Mapping[str, float], *, gate: LabelGate | None = None) -> LabelSetVerdict:
+def validate_label_set(
+    view: TaxonomyView, scored: Mapping[str, float], *, gate: LabelGate | None = None
+) -> LabelSetVerdict:
     """Keep only labels that exist, are ACTIVE, pass the gate, are mutually compatible and coherent.
 
     Incompatible pairs keep the higher-scored label; an ancestor chosen with its descendant is folded

@@ -40,7 +40,9 @@ def make_user(db: Any) -> Callable[..., Any]:
 
     from projects.services import membership_set
 
-    def make(username: str, role: str | None = None, project: Any = None, password: str = "pw-Secret-123") -> Any:
+    def make(
+        username: str, role: str | None = None, project: Any = None, password: str = "pw-Secret-123"
+    ) -> Any:
         user = get_user_model().objects.create_user(username=username, password=password)
         if role and project is not None:
             membership_set(project=project, user=user, role=role)

@@ -47,16 +47,34 @@ def two_projects(make_user: Any) -> dict[str, Any]:
     outsider = make_user("mallory", "admin", attacker_project)
     victim_member = make_user("victor", "admin", victim)
     inc = LabelIncompatibility.objects.filter(project=victim).first()
-    return {"victim": victim, "attacker_project": attacker_project, "outsider": outsider,
-            "victim_member": victim_member,
-            "values": {"project": victim.slug, "label_id": "L00002", "key": "customer", "pk": str(inc.pk),
-                       "node_id": "N-invoice-download", "version": "1", "id": "1"}}
+    return {
+        "victim": victim,
+        "attacker_project": attacker_project,
+        "outsider": outsider,
+        "victim_member": victim_member,
+        "values": {
+            "project": victim.slug,
+            "label_id": "L00002",
+            "key": "customer",
+            "pk": str(inc.pk),
+            "node_id": "N-invoice-download",
+            "version": "1",
+            "id": "1",
+        },
+    }
 
 
 def _state(project: Any) -> tuple:
-    return tuple(m.objects.filter(project=project).count() for m in (Cluster, Label, LabelIncompatibility, Policy,
-                                                                      Role, AuditEvent)) + (
-        tuple(Label.objects.filter(project=project).values_list("name", "status", "examples").order_by("label_id")),)
+    return tuple(
+        m.objects.filter(project=project).count()
+        for m in (Cluster, Label, LabelIncompatibility, Policy, Role, AuditEvent)
+    ) + (
+        tuple(
+            Label.objects.filter(project=project)
+            .values_list("name", "status", "examples")
+            .order_by("label_id")
+        ),
+    )
 
 
 def test_every_project_route_is_closed_to_other_projects(two_projects, api_as, token_client, client):
@@ -71,14 +89,20 @@ def test_every_project_route_is_closed_to_other_projects(two_projects, api_as, t
     assert member.get(f"/api/v1/projects/{victim.slug}/clusters/billing/").status_code == 200
     assert member.get(f"/api/v1/projects/{victim.slug}/typologies/quick/").status_code == 200
     checked = 0
-    paths = sorted({_concrete(route, {**two_projects["values"], "key": key})
-                    for route in routes for key in ("billing", "quick", "customer")})
+    paths = sorted(
+        {
+            _concrete(route, {**two_projects["values"], "key": key})
+            for route in routes
+            for key in ("billing", "quick", "customer")
+        }
+    )
     for path in paths:
         assert resolve(path).kwargs["project"] == victim.slug, path  # the probe really hits the route
         for caller in (session, token):
             for method in ("get", "post", "patch", "put", "delete"):
-                resp = getattr(caller, method)(path, {"name": "pwned", "key": "pwned", "cluster": "billing"},
-                                               format="json")
+                resp = getattr(caller, method)(
+                    path, {"name": "pwned", "key": "pwned", "cluster": "billing"}, format="json"
+                )
                 assert resp.status_code in (404, 405), (method, path, resp.status_code)
                 checked += 1
         for method in ("get", "post"):
@@ -89,6 +113,8 @@ def test_every_project_route_is_closed_to_other_projects(two_projects, api_as, t
 
 
 def test_the_same_routes_are_open_to_the_project_members(two_projects, api_as):
-    resp = api_as(two_projects["victim_member"]).get(f"/api/v1/projects/{two_projects['victim'].slug}/labels/L00002/")
+    resp = api_as(two_projects["victim_member"]).get(
+        f"/api/v1/projects/{two_projects['victim'].slug}/labels/L00002/"
+    )
     assert resp.status_code == 200
     assert resp.json()["name"] == "Download invoice"

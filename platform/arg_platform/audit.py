@@ -20,7 +20,11 @@ def audit_record(
     reason: str = "",
 ) -> AuditEvent:
     """Append one audit event; call it inside the transaction of the write it describes."""
-    user = actor if getattr(actor, "pk", None) is not None and getattr(actor, "is_authenticated", False) else None
+    user = (
+        actor
+        if getattr(actor, "pk", None) is not None and getattr(actor, "is_authenticated", False)
+        else None
+    )
     name = getattr(actor, "username", "") or (str(actor) if actor is not None else "system")
     return AuditEvent.objects.create(
         project=project,

@@ -47,7 +47,12 @@ class RuleViolation(DomainError):
             "rules": [v.rule for v in self.violations],
             "errors": errors,
             "violations": [
-                {"rule": v.rule, "field": v.field, "message": v.message, **({"location": v.location} if v.location else {})}
+                {
+                    "rule": v.rule,
+                    "field": v.field,
+                    "message": v.message,
+                    **({"location": v.location} if v.location else {}),
+                }
                 for v in self.violations
             ],
         }

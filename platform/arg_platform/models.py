@@ -19,8 +19,9 @@ class Job(models.Model):
         SUCCEEDED = "SUCCEEDED"
         FAILED = "FAILED"
 
-    project = models.ForeignKey("projects.Project", null=True, blank=True, on_delete=models.CASCADE,
-                                related_name="jobs")
+    project = models.ForeignKey(
+        "projects.Project", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
     kind = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="0..1")

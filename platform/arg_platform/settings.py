@@ -41,11 +41,16 @@ DEBUG = env_bool("ARG_DEBUG", False, doc="Django debug pages (never in productio
 if PRODUCTION and DEBUG:
     raise ImproperlyConfigured("ARG_DEBUG must be false when ARG_ENV=production")
 
-ALLOWED_HOSTS = env_list("ARG_ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"],
-                         doc="comma-separated host names (required in production)")
+ALLOWED_HOSTS = env_list(
+    "ARG_ALLOWED_HOSTS",
+    [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"],
+    doc="comma-separated host names (required in production)",
+)
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ARG_ALLOWED_HOSTS must be set when ARG_ENV=production")
-CSRF_TRUSTED_ORIGINS = env_list("ARG_CSRF_TRUSTED_ORIGINS", [], doc="comma-separated origins, e.g. https://arg.example.com")
+CSRF_TRUSTED_ORIGINS = env_list(
+    "ARG_CSRF_TRUSTED_ORIGINS", [], doc="comma-separated origins, e.g. https://arg.example.com"
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -100,8 +105,12 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'arg.sqlite3'}", doc="database URL (SQLite or Postgres)"),
-        conn_max_age=env_int("ARG_DB_CONN_MAX_AGE", 60 if PRODUCTION else 0, doc="persistent DB connections (s)"),
+        env_str(
+            "DATABASE_URL", f"sqlite:///{DATA_DIR / 'arg.sqlite3'}", doc="database URL (SQLite or Postgres)"
+        ),
+        conn_max_age=env_int(
+            "ARG_DB_CONN_MAX_AGE", 60 if PRODUCTION else 0, doc="persistent DB connections (s)"
+        ),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -214,7 +223,9 @@ CELERY_BEAT_SCHEDULE = beat_schedule(nightly_hour_utc=NIGHTLY_HOUR_UTC)
 
 # --- Models and the optional LLM ------------------------------------------------------------------
 EMBEDDER_BATCH_SIZE = env_int("ARG_EMBEDDER_BATCH_SIZE", 64, doc="sentences per embedding batch")
-EMBEDDER_CACHE_SIZE = env_int("ARG_EMBEDDER_CACHE_SIZE", 50_000, doc="embeddings kept in the content-hash cache")
+EMBEDDER_CACHE_SIZE = env_int(
+    "ARG_EMBEDDER_CACHE_SIZE", 50_000, doc="embeddings kept in the content-hash cache"
+)
 LLM_URL = env_str("ARG_LLM_URL", "", doc="OpenAI-compatible endpoint; empty = no LLM (extractive answers)")
 LLM_MODEL = env_str("ARG_LLM_MODEL", "", doc="model name sent to the LLM endpoint")
 LLM_API_KEY = env_str("ARG_LLM_API_KEY", "", doc="bearer token for the LLM endpoint")

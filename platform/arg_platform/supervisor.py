@@ -7,6 +7,7 @@ supervisor exits non-zero, so a broken start never looks like a running platform
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,11 +27,42 @@ def embedded_children(*, host: str, port: int, web_workers: int) -> list[ChildSp
     python = sys.executable
     bindir = os.path.dirname(python)
     return [
-        ChildSpec("web", (os.path.join(bindir, "gunicorn"), "arg_platform.wsgi:application",
-                          "--bind", f"{host}:{port}", "--workers", str(web_workers), "--threads", "4",
-                          "--timeout", "60", "--graceful-timeout", "10", "--access-logfile", "-")),
-        ChildSpec("worker", (python, "-m", "celery", "-A", "arg_platform", "worker", "--loglevel", "INFO",
-                             "--concurrency", "1", "--hostname", "embedded@%h")),
+        ChildSpec(
+            "web",
+            (
+                os.path.join(bindir, "gunicorn"),
+                "arg_platform.wsgi:application",
+                "--bind",
+                f"{host}:{port}",
+                "--workers",
+                str(web_workers),
+                "--threads",
+                "4",
+                "--timeout",
+                "60",
+                "--graceful-timeout",
+                "10",
+                "--access-logfile",
+                "-",
+            ),
+        ),
+        ChildSpec(
+            "worker",
+            (
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "arg_platform",
+                "worker",
+                "--loglevel",
+                "INFO",
+                "--concurrency",
+                "1",
+                "--hostname",
+                "embedded@%h",
+            ),
+        ),
         ChildSpec("beat", (python, "-m", "celery", "-A", "arg_platform", "beat", "--loglevel", "INFO")),
     ]
 
@@ -54,19 +86,15 @@ class Supervisor:
         for name, proc in self.procs.items():
             if proc.poll() is None:
                 print(f"[supervisor] stopping {name}", flush=True)
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
         deadline = time.monotonic() + self.grace_s
         for proc in self.procs.values():
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 proc.wait()
 
     def run(self) -> int:
@@ -78,7 +106,10 @@ class Supervisor:
             while not self._stopping:
                 for name, proc in self.procs.items():
                     if proc.poll() is not None:
-                        print(f"[supervisor] {name} exited with {proc.returncode}; stopping the rest", flush=True)
+                        print(
+                            f"[supervisor] {name} exited with {proc.returncode}; stopping the rest",
+                            flush=True,
+                        )
                         code = proc.returncode or 1
                         self._stopping = True
                         break

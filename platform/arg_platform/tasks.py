@@ -33,6 +33,15 @@ def job_probe_task(self, job_id: int) -> dict[str, object]:  # type: ignore[no-u
     if job.status == Job.Status.SUCCEEDED:
         return job.result
     result = {"worker_pid": os.getpid(), "request_id": get_request_id(), "task_id": self.request.id}
-    updated = Job.objects.filter(pk=job_id).exclude(status=Job.Status.SUCCEEDED).update(
-        status=Job.Status.SUCCEEDED, progress=1.0, result=result, finished_at=timezone.now(), message="probe ran")
+    updated = (
+        Job.objects.filter(pk=job_id)
+        .exclude(status=Job.Status.SUCCEEDED)
+        .update(
+            status=Job.Status.SUCCEEDED,
+            progress=1.0,
+            result=result,
+            finished_at=timezone.now(),
+            message="probe ran",
+        )
+    )
     return result if updated else Job.objects.get(pk=job_id).result

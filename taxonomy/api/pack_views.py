@@ -19,7 +19,9 @@ from taxonomy.packs.reader import pack_parse
 
 from .serializers import TypologySerializer
 
-PROJECT_PARAM = OpenApiParameter("project", OpenApiTypes.STR, OpenApiParameter.PATH, description="project slug")
+PROJECT_PARAM = OpenApiParameter(
+    "project", OpenApiTypes.STR, OpenApiParameter.PATH, description="project slug"
+)
 
 
 class PackImportSummarySerializer(serializers.Serializer):
@@ -35,18 +37,29 @@ class PackView(ProjectScopedMixin, APIView):
     parser_classes = [MultiPartParser, FileUploadParser, JSONParser]
     read_capability = Capability.CURATE  # a pack holds policies too: curators only
 
-    @extend_schema(parameters=[PROJECT_PARAM, OpenApiParameter("format", str, enum=["yaml", "json"])],
-                   responses={(200, "application/yaml"): OpenApiTypes.STR})
+    @extend_schema(
+        parameters=[PROJECT_PARAM, OpenApiParameter("format", str, enum=["yaml", "json"])],
+        responses={(200, "application/yaml"): OpenApiTypes.STR},
+    )
     def get(self, request: Request, project: str) -> HttpResponse:
         fmt = "json" if request.query_params.get("format") == "json" else "yaml"
         body = pack_dump(pack_export(project=self.project), fmt=fmt)
-        response = HttpResponse(body, content_type="application/json" if fmt == "json" else "application/yaml")
+        response = HttpResponse(
+            body, content_type="application/json" if fmt == "json" else "application/yaml"
+        )
         response["Content-Disposition"] = f'attachment; filename="{self.project.slug}-pack.{fmt}"'
         return response
 
-    @extend_schema(parameters=[PROJECT_PARAM], request={"multipart/form-data": {
-        "type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
-        responses={200: PackImportSummarySerializer})
+    @extend_schema(
+        parameters=[PROJECT_PARAM],
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+            }
+        },
+        responses={200: PackImportSummarySerializer},
+    )
     def post(self, request: Request, project: str) -> Response:
         upload = request.data.get("file")
         if upload is None:
@@ -58,8 +71,11 @@ class PackView(ProjectScopedMixin, APIView):
         name = getattr(upload, "name", "upload.yaml")
         doc = pack_parse(text, source=name, fmt="json" if name.endswith(".json") else None)
         result = pack_import(doc, actor=request.user, project_slug=self.project.slug)
-        return Response(PackImportSummarySerializer(
-            {"project": result.project.slug, "created": result.created, "updated": result.updated}).data)
+        return Response(
+            PackImportSummarySerializer(
+                {"project": result.project.slug, "created": result.created, "updated": result.updated}
+            ).data
+        )
 
 
 class TypologyTemplateListView(APIView):
@@ -80,11 +96,16 @@ class TypologyCopyView(ProjectScopedMixin, APIView):
 
     write_capability = Capability.CURATE
 
-    @extend_schema(parameters=[PROJECT_PARAM], request=TypologyCopySerializer, responses={201: TypologySerializer})
+    @extend_schema(
+        parameters=[PROJECT_PARAM], request=TypologyCopySerializer, responses={201: TypologySerializer}
+    )
     def post(self, request: Request, project: str) -> Response:
         serializer = TypologyCopySerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         typology = services.typology_copy_from_template(
-            project=self.project, actor=request.user, template_key=serializer.validated_data["template"],
-            key=serializer.validated_data.get("key"))
+            project=self.project,
+            actor=request.user,
+            template_key=serializer.validated_data["template"],
+            key=serializer.validated_data.get("key"),
+        )
         return Response(TypologySerializer(typology).data, status=status.HTTP_201_CREATED)

@@ -8,8 +8,9 @@ from arg_platform.models import AuditEvent
 from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
 from taxonomy.services import policy_as_data, typology_as_data
 
-LIST_OF_TEXT = serializers.ListField(child=serializers.CharField(max_length=500, allow_blank=False), required=False,
-                                     max_length=500)
+LIST_OF_TEXT = serializers.ListField(
+    child=serializers.CharField(max_length=500, allow_blank=False), required=False, max_length=500
+)
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -38,8 +39,22 @@ class LabelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Label
-        fields = ["label_id", "name", "description", "cluster", "parent", "status", "status_changed_at",
-                  "status_changed_by", "status_reason", "synonyms", "examples", "path", "depth", "updated_at"]
+        fields = [
+            "label_id",
+            "name",
+            "description",
+            "cluster",
+            "parent",
+            "status",
+            "status_changed_at",
+            "status_changed_by",
+            "status_reason",
+            "synonyms",
+            "examples",
+            "path",
+            "depth",
+            "updated_at",
+        ]
 
     def get_parent(self, obj: Label) -> str | None:
         return obj.parent.label_id if obj.parent_id else None
@@ -50,19 +65,26 @@ class LabelCreateSerializer(serializers.Serializer):
     cluster = serializers.CharField(max_length=63)
     parent = serializers.CharField(max_length=16, required=False, allow_null=True, default=None)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
-    synonyms = serializers.ListField(child=serializers.CharField(max_length=120), required=False, default=list,
-                                     max_length=50)
-    examples = serializers.ListField(child=serializers.CharField(max_length=500), required=False, default=list,
-                                     max_length=500)
-    status = serializers.ChoiceField(choices=[LabelStatus.CANDIDATE, LabelStatus.SHADOW, LabelStatus.ACTIVE],
-                                     default=LabelStatus.ACTIVE)
+    synonyms = serializers.ListField(
+        child=serializers.CharField(max_length=120), required=False, default=list, max_length=50
+    )
+    examples = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, default=list, max_length=500
+    )
+    status = serializers.ChoiceField(
+        choices=[LabelStatus.CANDIDATE, LabelStatus.SHADOW, LabelStatus.ACTIVE], default=LabelStatus.ACTIVE
+    )
 
 
 class LabelUpdateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=80, required=False)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
-    synonyms = serializers.ListField(child=serializers.CharField(max_length=120), required=False, max_length=50)
-    examples = serializers.ListField(child=serializers.CharField(max_length=500), required=False, max_length=500)
+    synonyms = serializers.ListField(
+        child=serializers.CharField(max_length=120), required=False, max_length=50
+    )
+    examples = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, max_length=500
+    )
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
@@ -108,8 +130,9 @@ class TypologySerializer(serializers.Serializer):
     key = serializers.CharField(max_length=63)
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
-    access_constraints = serializers.DictField(child=serializers.ListField(child=serializers.CharField(max_length=200)),
-                                               required=False)
+    access_constraints = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField(max_length=200)), required=False
+    )
     preferred_node_types = serializers.ListField(child=serializers.CharField(max_length=32), required=False)
     complexity_budget = serializers.IntegerField(min_value=1, max_value=10, required=False)
     max_depth = serializers.IntegerField(min_value=1, max_value=20, required=False)
@@ -138,13 +161,21 @@ class PolicySerializer(serializers.Serializer):
     key = serializers.CharField(max_length=63)
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
-    allowed_labels = serializers.ListField(child=serializers.CharField(max_length=16), required=False, max_length=500)
-    forbidden_labels = serializers.ListField(child=serializers.CharField(max_length=16), required=False, max_length=500)
+    allowed_labels = serializers.ListField(
+        child=serializers.CharField(max_length=16), required=False, max_length=500
+    )
+    forbidden_labels = serializers.ListField(
+        child=serializers.CharField(max_length=16), required=False, max_length=500
+    )
     allowed_node_types = serializers.ListField(child=serializers.CharField(max_length=32), required=False)
     forbidden_node_types = serializers.ListField(child=serializers.CharField(max_length=32), required=False)
     max_hops = serializers.IntegerField(min_value=1, max_value=20, required=False, allow_null=True)
-    blocked_terms = serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=500)
-    blocked_patterns = serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=500)
+    blocked_terms = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=500
+    )
+    blocked_patterns = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=500
+    )
     sensitive_topics = SensitiveTopicSerializer(many=True, required=False)
     scope_statement = serializers.CharField(max_length=2000, required=False, allow_blank=True)
     refusal_template = serializers.CharField(max_length=2000, required=False, allow_blank=True)
@@ -176,5 +207,15 @@ class RoleInputSerializer(serializers.Serializer):
 class AuditEventSerializer(serializers.ModelSerializer):
     class Meta:
         model = AuditEvent
-        fields = ["id", "created_at", "actor_name", "action", "object_type", "object_key", "before", "after",
-                  "reason", "request_id"]
+        fields = [
+            "id",
+            "created_at",
+            "actor_name",
+            "action",
+            "object_type",
+            "object_key",
+            "before",
+            "after",
+            "reason",
+            "request_id",
+        ]

@@ -99,6 +99,7 @@ class SkosView(ProjectScopedMixin, APIView):
     renderer_classes = [JSONRenderer, TurtleRenderer]
 
     @extend_schema(parameters=[SkosExportQuerySerializer],
+                   description="Export the taxonomy as one SKOS concept scheme in Turtle (deterministic).",
                    responses={(200, TURTLE): OpenApiResponse(OpenApiTypes.STR, description="SKOS in Turtle")})
     def get(self, request: Request, project: str) -> HttpResponse:
         query = SkosExportQuerySerializer(data=request.query_params)
@@ -111,7 +112,9 @@ class SkosView(ProjectScopedMixin, APIView):
     @extend_schema(parameters=[SkosImportQuerySerializer],
                    request={TURTLE: OpenApiTypes.STR, "application/n-triples": OpenApiTypes.STR,
                             "application/rdf+xml": OpenApiTypes.STR},
-                   responses=SkosImportSummarySerializer)
+                   description="Import a SKOS concept scheme, all or nothing: every rule of the taxonomy "
+                               "validator is checked before anything is written.",
+                   responses={(200, "application/json"): SkosImportSummarySerializer})
     def post(self, request: Request, project: str) -> Response:
         query = SkosImportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

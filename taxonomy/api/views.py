@@ -24,7 +24,9 @@ from taxonomy.models import Cluster, ContextTypology, LabelIncompatibility, Poli
 
 from . import serializers as s
 
-PROJECT_PARAM = OpenApiParameter("project", OpenApiTypes.STR, OpenApiParameter.PATH, description="project slug")
+PROJECT_PARAM = OpenApiParameter(
+    "project", OpenApiTypes.STR, OpenApiParameter.PATH, description="project slug"
+)
 
 
 def _valid(serializer_class: type, data: Any, **kwargs: Any) -> dict[str, Any]:
@@ -56,8 +58,10 @@ class ClusterViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
     @extend_schema(request=s.ClusterUpdateSerializer, responses=s.ClusterSerializer)
     def partial_update(self, request: Request, project: str, key: str) -> Response:
         cluster = self._get(key)
-        data = _valid(s.ClusterUpdateSerializer, {"name": cluster.name, "description": cluster.description,
-                                                  **request.data})
+        data = _valid(
+            s.ClusterUpdateSerializer,
+            {"name": cluster.name, "description": cluster.description, **request.data},
+        )
         cluster = services.cluster_update(cluster=cluster, actor=request.user, **data)
         return Response(s.ClusterSerializer(cluster).data)
 
@@ -75,11 +79,20 @@ class LabelViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         params = self.request.query_params
-        return selectors.label_list(project=self.project, status=params.get("status"),
-                                    search=params.get("search", ""), cluster=params.get("cluster"))
+        return selectors.label_list(
+            project=self.project,
+            status=params.get("status"),
+            search=params.get("search", ""),
+            cluster=params.get("cluster"),
+        )
 
-    @extend_schema(parameters=[OpenApiParameter("status", str), OpenApiParameter("cluster", str),
-                               OpenApiParameter("search", str)])
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str),
+            OpenApiParameter("cluster", str),
+            OpenApiParameter("search", str),
+        ]
+    )
     def list(self, request: Request, project: str) -> Response:
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.LabelSerializer(page, many=True).data)
@@ -91,9 +104,16 @@ class LabelViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
     def create(self, request: Request, project: str) -> Response:
         data = _valid(s.LabelCreateSerializer, request.data)
         label = services.label_create(
-            project=self.project, actor=request.user, name=data["name"], cluster_key=data["cluster"],
-            parent_id=data["parent"], description=data["description"], synonyms=data["synonyms"],
-            examples=data["examples"], status=data["status"])
+            project=self.project,
+            actor=request.user,
+            name=data["name"],
+            cluster_key=data["cluster"],
+            parent_id=data["parent"],
+            description=data["description"],
+            synonyms=data["synonyms"],
+            examples=data["examples"],
+            status=data["status"],
+        )
         return Response(s.LabelSerializer(label).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=s.LabelUpdateSerializer, responses=s.LabelSerializer)
@@ -108,8 +128,13 @@ class LabelViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
     def move(self, request: Request, project: str, label_id: str) -> Response:
         data = _valid(s.LabelMoveSerializer, request.data)
         label = selectors.label_get(project=self.project, label_id=label_id)
-        label = services.label_move(label=label, actor=request.user, parent_id=data["parent"],
-                                    cluster_key=data["cluster"], reason=data["reason"])
+        label = services.label_move(
+            label=label,
+            actor=request.user,
+            parent_id=data["parent"],
+            cluster_key=data["cluster"],
+            reason=data["reason"],
+        )
         return Response(s.LabelSerializer(label).data)
 
     @extend_schema(request=s.LabelStatusSerializer, responses=s.LabelSerializer)
@@ -131,8 +156,13 @@ class IncompatibilityViewSet(ProjectScopedMixin, mixins.ListModelMixin, viewsets
     @extend_schema(request=s.IncompatibilityInputSerializer, responses={201: s.IncompatibilitySerializer})
     def create(self, request: Request, project: str) -> Response:
         data = _valid(s.IncompatibilityInputSerializer, request.data)
-        inc = services.incompatibility_create(project=self.project, actor=request.user, label_a=data["labels"][0],
-                                              label_b=data["labels"][1], reason=data["reason"])
+        inc = services.incompatibility_create(
+            project=self.project,
+            actor=request.user,
+            label_a=data["labels"][0],
+            label_b=data["labels"][1],
+            reason=data["reason"],
+        )
         return Response(s.IncompatibilitySerializer(inc).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request: Request, project: str, pk: str) -> Response:
@@ -165,7 +195,9 @@ class TypologyViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
     def partial_update(self, request: Request, project: str, key: str) -> Response:
         typology = self._get(key)
         data = _valid(s.TypologySerializer, request.data, partial=True)
-        typology = services.typology_save(project=self.project, actor=request.user, data=data, typology=typology)
+        typology = services.typology_save(
+            project=self.project, actor=request.user, data=data, typology=typology
+        )
         return Response(s.TypologySerializer(typology).data)
 
     def _get(self, key: str) -> ContextTypology:
@@ -221,8 +253,14 @@ class RoleViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
     @extend_schema(request=s.RoleInputSerializer, responses={201: s.RoleSerializer})
     def create(self, request: Request, project: str) -> Response:
         data = _valid(s.RoleInputSerializer, request.data)
-        role = services.role_save(project=self.project, actor=request.user, key=data["key"], name=data["name"],
-                                  policy_key=data["policy"], default_typology_key=data["default_typology"])
+        role = services.role_save(
+            project=self.project,
+            actor=request.user,
+            key=data["key"],
+            name=data["name"],
+            policy_key=data["policy"],
+            default_typology_key=data["default_typology"],
+        )
         return Response(s.RoleSerializer(role).data, status=status.HTTP_201_CREATED)
 
 

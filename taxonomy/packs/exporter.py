@@ -23,8 +23,10 @@ def pack_export(*, project: Project) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "project": {"slug": project.slug, "name": project.name, "description": project.description},
-        "clusters": [{"key": c.key, "name": c.name, "description": c.description}
-                     for c in Cluster.objects.filter(project=project).order_by("key")],
+        "clusters": [
+            {"key": c.key, "name": c.name, "description": c.description}
+            for c in Cluster.objects.filter(project=project).order_by("key")
+        ],
         "labels": [
             {
                 "id": label.label_id,
@@ -40,15 +42,29 @@ def pack_export(*, project: Project) -> dict[str, Any]:
             for label in labels
         ],
         "incompatibilities": sorted(
-            ({"labels": [i.label_a.label_id, i.label_b.label_id], "reason": i.reason}
-             for i in LabelIncompatibility.objects.filter(project=project).select_related("label_a", "label_b")),
-            key=lambda x: x["labels"]),
-        "typologies": [typology_as_data(t) for t in ContextTypology.objects.filter(project=project).order_by("key")],
+            (
+                {"labels": [i.label_a.label_id, i.label_b.label_id], "reason": i.reason}
+                for i in LabelIncompatibility.objects.filter(project=project).select_related(
+                    "label_a", "label_b"
+                )
+            ),
+            key=lambda x: x["labels"],
+        ),
+        "typologies": [
+            typology_as_data(t) for t in ContextTypology.objects.filter(project=project).order_by("key")
+        ],
         "policies": [policy_as_data(p) for p in Policy.objects.filter(project=project).order_by("key")],
-        "roles": [{"key": r.key, "name": r.name, "policy": r.policy.key,
-                   "default_typology": r.default_typology.key if r.default_typology_id else None}
-                  for r in Role.objects.filter(project=project).select_related("policy", "default_typology")
-                  .order_by("key")],
+        "roles": [
+            {
+                "key": r.key,
+                "name": r.name,
+                "policy": r.policy.key,
+                "default_typology": r.default_typology.key if r.default_typology_id else None,
+            }
+            for r in Role.objects.filter(project=project)
+            .select_related("policy", "default_typology")
+            .order_by("key")
+        ],
         "nodes": [node_to_pack(n) for n in graph.nodes],
         "edges": [edge_to_pack(e) for e in graph.edges],
         "aliases": [alias_to_pack(a) for a in graph.aliases],

@@ -44,14 +44,25 @@ _OPT_TEXT = (str, type(None))
 SHAPES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     # section -> field -> (accepted types, required)
     "clusters": {"key": (_TEXT, True), "name": (_TEXT, True), "description": (_OPT_TEXT, False)},
-    "labels": {"id": (_TEXT, True), "name": (_TEXT, True), "cluster": (_TEXT, True), "parent": (_OPT_TEXT, False),
-               "status": (_TEXT, False), "description": (_OPT_TEXT, False), "synonyms": (_LIST, False),
-               "examples": (_LIST, False)},
+    "labels": {
+        "id": (_TEXT, True),
+        "name": (_TEXT, True),
+        "cluster": (_TEXT, True),
+        "parent": (_OPT_TEXT, False),
+        "status": (_TEXT, False),
+        "description": (_OPT_TEXT, False),
+        "synonyms": (_LIST, False),
+        "examples": (_LIST, False),
+    },
     "incompatibilities": {"labels": (_LIST, True), "reason": (_OPT_TEXT, False)},
     "typologies": {"key": (_TEXT, True), "name": (_TEXT, True)},
     "policies": {"key": (_TEXT, True), "name": (_TEXT, True)},
-    "roles": {"key": (_TEXT, True), "name": (_TEXT, True), "policy": (_TEXT, True),
-              "default_typology": (_OPT_TEXT, False)},
+    "roles": {
+        "key": (_TEXT, True),
+        "name": (_TEXT, True),
+        "policy": (_TEXT, True),
+        "default_typology": (_OPT_TEXT, False),
+    },
 }
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -63,8 +74,10 @@ class PackImportResult:
     updated: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
-        parts = [f"{k}: {self.created.get(k, 0)} new, {self.updated.get(k, 0)} updated"
-                 for k in sorted(set(self.created) | set(self.updated))]
+        parts = [
+            f"{k}: {self.created.get(k, 0)} new, {self.updated.get(k, 0)} updated"
+            for k in sorted(set(self.created) | set(self.updated))
+        ]
         return f"project {self.project.slug}: " + "; ".join(parts)
 
 
@@ -80,24 +93,41 @@ def _check_shapes(doc: PackDocument, out: ViolationCollector) -> None:
                     if required:
                         out.add("pack.shape", f"{path} lacks '{fname}'", fname, doc.where(path))
                 elif not isinstance(item[fname], types):
-                    out.add("pack.shape", f"{path}.{fname} has the wrong type", fname, doc.where(f"{path}.{fname}"))
+                    out.add(
+                        "pack.shape",
+                        f"{path}.{fname} has the wrong type",
+                        fname,
+                        doc.where(f"{path}.{fname}"),
+                    )
     for key in ("clusters", "typologies", "policies", "roles"):
         seen: set[str] = set()
         for i, item in enumerate(doc.section(key)):
             if isinstance(item, dict) and isinstance(item.get("key"), str):
                 if not KEY_RE.match(item["key"]):
-                    out.add("pack.key_format", f"{key}[{i}].key {item['key']!r} must be lowercase [a-z0-9_-]",
-                            "key", doc.where(f"{key}[{i}].key"))
+                    out.add(
+                        "pack.key_format",
+                        f"{key}[{i}].key {item['key']!r} must be lowercase [a-z0-9_-]",
+                        "key",
+                        doc.where(f"{key}[{i}].key"),
+                    )
                 if item["key"] in seen:
-                    out.add("pack.duplicate_key", f"{key}[{i}]: key {item['key']!r} appears twice", "key",
-                            doc.where(f"{key}[{i}].key"))
+                    out.add(
+                        "pack.duplicate_key",
+                        f"{key}[{i}]: key {item['key']!r} appears twice",
+                        "key",
+                        doc.where(f"{key}[{i}].key"),
+                    )
                 seen.add(item["key"])
     seen_ids: set[str] = set()
     for i, item in enumerate(doc.section("labels")):
         if isinstance(item, dict) and isinstance(item.get("id"), str):
             if item["id"] in seen_ids:
-                out.add("pack.duplicate_key", f"labels[{i}]: LabelID {item['id']} appears twice", "id",
-                        doc.where(f"labels[{i}].id"))
+                out.add(
+                    "pack.duplicate_key",
+                    f"labels[{i}]: LabelID {item['id']} appears twice",
+                    "id",
+                    doc.where(f"labels[{i}].id"),
+                )
             seen_ids.add(item["id"])
 
 
@@ -107,9 +137,15 @@ def _pack_view(doc: PackDocument) -> TaxonomyView:
     for i, item in enumerate(doc.section("labels")):
         locations[f"label:{item['id']}"] = doc.where(f"labels[{i}]")
         labels[item["id"]] = LabelRecord(
-            label_id=item["id"], name=item["name"], cluster=item["cluster"], parent=item.get("parent"),
-            status=item.get("status", LabelStatus.ACTIVE), description=item.get("description") or "",
-            synonyms=tuple(item.get("synonyms") or ()), examples=tuple(item.get("examples") or ()))
+            label_id=item["id"],
+            name=item["name"],
+            cluster=item["cluster"],
+            parent=item.get("parent"),
+            status=item.get("status", LabelStatus.ACTIVE),
+            description=item.get("description") or "",
+            synonyms=tuple(item.get("synonyms") or ()),
+            examples=tuple(item.get("examples") or ()),
+        )
     incompat: set[tuple[str, str]] = set()
     for i, item in enumerate(doc.section("incompatibilities")):
         pair = item["labels"]
@@ -117,26 +153,55 @@ def _pack_view(doc: PackDocument) -> TaxonomyView:
             key = pair_key(pair[0], pair[1])
             incompat.add(key)
             locations[f"incompatibility:{key[0]}|{key[1]}"] = doc.where(f"incompatibilities[{i}]")
-    return TaxonomyView(clusters=frozenset(c["key"] for c in doc.section("clusters")), labels=labels,
-                        incompatibilities=frozenset(incompat), locations=locations)
+    return TaxonomyView(
+        clusters=frozenset(c["key"] for c in doc.section("clusters")),
+        labels=labels,
+        incompatibilities=frozenset(incompat),
+        locations=locations,
+    )
 
 
 def _typology_data(item: dict[str, Any]) -> dict[str, Any]:
-    defaults: dict[str, Any] = {"description": "", "access_constraints": {}, "preferred_node_types": [],
-                                "complexity_budget": 3, "max_depth": 3, "max_hops": 4, "beam_width": 3,
-                                "response_style": "concise", "fast_path_eligible": True, "is_default": False}
+    defaults: dict[str, Any] = {
+        "description": "",
+        "access_constraints": {},
+        "preferred_node_types": [],
+        "complexity_budget": 3,
+        "max_depth": 3,
+        "max_hops": 4,
+        "beam_width": 3,
+        "response_style": "concise",
+        "fast_path_eligible": True,
+        "is_default": False,
+    }
     data = {**defaults, **item}
-    data["weights"] = {"alpha": 0.25, "beta": 0.35, "gamma": 0.2, "delta": 0.1, "epsilon": 0.1,
-                       **(item.get("weights") or {})}
+    data["weights"] = {
+        "alpha": 0.25,
+        "beta": 0.35,
+        "gamma": 0.2,
+        "delta": 0.1,
+        "epsilon": 0.1,
+        **(item.get("weights") or {}),
+    }
     return data
 
 
 def _policy_data(item: dict[str, Any]) -> dict[str, Any]:
-    defaults: dict[str, Any] = {"description": "", "allowed_labels": [], "forbidden_labels": [],
-                                "allowed_node_types": [], "forbidden_node_types": [], "max_hops": None,
-                                "blocked_terms": [], "blocked_patterns": [], "sensitive_topics": [],
-                                "scope_statement": "", "refusal_template": "", "refocus_template": "",
-                                "memory_scopes": ["USER"]}
+    defaults: dict[str, Any] = {
+        "description": "",
+        "allowed_labels": [],
+        "forbidden_labels": [],
+        "allowed_node_types": [],
+        "forbidden_node_types": [],
+        "max_hops": None,
+        "blocked_terms": [],
+        "blocked_patterns": [],
+        "sensitive_topics": [],
+        "scope_statement": "",
+        "refusal_template": "",
+        "refocus_template": "",
+        "memory_scopes": ["USER"],
+    }
     return {**defaults, **item}
 
 
@@ -146,13 +211,21 @@ def _check_against_existing(project: Project, view: TaxonomyView, out: Violation
     for label_id, old in existing.labels.items():
         new = view.labels.get(label_id)
         if new is None:
-            out.add("pack.label_missing",
-                    f"label {label_id} ({old.name!r}) exists in project {project.slug} but not in the pack; "
-                    "labels are never deleted — keep it (DEPRECATED if it is no longer used)", "labels")
-        elif old.status == LabelStatus.DEPRECATED and (new.status != LabelStatus.DEPRECATED or new.name != old.name):
-            out.add("taxonomy.label_id_reuse",
-                    f"LabelID {label_id} is DEPRECATED ({old.name!r}) and cannot be reused for {new.name!r}",
-                    "labels", view.locations.get(f"label:{label_id}", ""))
+            out.add(
+                "pack.label_missing",
+                f"label {label_id} ({old.name!r}) exists in project {project.slug} but not in the pack; "
+                "labels are never deleted — keep it (DEPRECATED if it is no longer used)",
+                "labels",
+            )
+        elif old.status == LabelStatus.DEPRECATED and (
+            new.status != LabelStatus.DEPRECATED or new.name != old.name
+        ):
+            out.add(
+                "taxonomy.label_id_reuse",
+                f"LabelID {label_id} is DEPRECATED ({old.name!r}) and cannot be reused for {new.name!r}",
+                "labels",
+                view.locations.get(f"label:{label_id}", ""),
+            )
 
 
 def _graph_of(doc: PackDocument) -> Any:
@@ -173,19 +246,31 @@ def pack_validate(doc: PackDocument, *, project: Project | None) -> list[Violati
         out.violations.extend(validate_typology(_typology_data(item), loc=doc.where(f"typologies[{i}]")))
     defaults = [t["key"] for t in doc.section("typologies") if t.get("is_default")]
     if doc.section("typologies") and len(defaults) != 1:
-        out.add("pack.typology_default", f"exactly one typology must be the default (found {len(defaults)})",
-                "typologies", doc.where("typologies"))
+        out.add(
+            "pack.typology_default",
+            f"exactly one typology must be the default (found {len(defaults)})",
+            "typologies",
+            doc.where("typologies"),
+        )
     for i, item in enumerate(doc.section("policies")):
         out.violations.extend(validate_policy(view, _policy_data(item), loc=doc.where(f"policies[{i}]")))
     policy_keys = {p["key"] for p in doc.section("policies")}
     typology_keys = {t["key"] for t in doc.section("typologies")}
     for i, item in enumerate(doc.section("roles")):
         if item["policy"] not in policy_keys:
-            out.add("role.policy_exists", f"roles[{i}]: policy {item['policy']!r} is not in the pack", "policy",
-                    doc.where(f"roles[{i}].policy"))
+            out.add(
+                "role.policy_exists",
+                f"roles[{i}]: policy {item['policy']!r} is not in the pack",
+                "policy",
+                doc.where(f"roles[{i}].policy"),
+            )
         if item.get("default_typology") and item["default_typology"] not in typology_keys:
-            out.add("role.typology_exists", f"roles[{i}]: typology {item['default_typology']!r} is not in the pack",
-                    "default_typology", doc.where(f"roles[{i}].default_typology"))
+            out.add(
+                "role.typology_exists",
+                f"roles[{i}]: typology {item['default_typology']!r} is not in the pack",
+                "default_typology",
+                doc.where(f"roles[{i}].default_typology"),
+            )
     if project is not None:
         _check_against_existing(project, view, out)
     from ontology.pack_graph import graph_locations
@@ -196,9 +281,16 @@ def pack_validate(doc: PackDocument, *, project: Project | None) -> list[Violati
     except (TypeError, ValueError, KeyError) as exc:
         out.add("pack.shape", f"nodes/edges/aliases: {exc}", "nodes", doc.where("nodes"))
         return out.violations
-    out.violations.extend(validate_graph(
-        graph, labels={lid: r.status for lid, r in view.labels.items()}, clusters=set(view.clusters),
-        locations=graph_locations(doc.section("nodes"), doc.section("edges"), doc.section("aliases"), doc.where)))
+    out.violations.extend(
+        validate_graph(
+            graph,
+            labels={lid: r.status for lid, r in view.labels.items()},
+            clusters=set(view.clusters),
+            locations=graph_locations(
+                doc.section("nodes"), doc.section("edges"), doc.section("aliases"), doc.where
+            ),
+        )
+    )
     return out.violations
 
 
@@ -206,14 +298,20 @@ def _noop(step: str, done: int, total: int) -> None:
     return None
 
 
-def pack_import(doc: PackDocument, *, actor: Any = None, project_slug: str | None = None,
-                progress: Progress = _noop) -> PackImportResult:
+def pack_import(
+    doc: PackDocument, *, actor: Any = None, project_slug: str | None = None, progress: Progress = _noop
+) -> PackImportResult:
     """Import a pack into its project (created when missing); all-or-nothing."""
     meta = doc.data.get("project") or {}
     slug = project_slug or (meta.get("slug") if isinstance(meta, dict) else None)
     if not slug:
-        raise RuleViolation(Violation("pack.project", "the pack names no project slug and none was given",
-                                      location=doc.where("project")))
+        raise RuleViolation(
+            Violation(
+                "pack.project",
+                "the pack names no project slug and none was given",
+                location=doc.where("project"),
+            )
+        )
     project = Project.objects.filter(slug=slug).first()
     progress("validate", 0, 1)
     violations = pack_validate(doc, project=project)
@@ -224,8 +322,9 @@ def pack_import(doc: PackDocument, *, actor: Any = None, project_slug: str | Non
         if project is None:
             from projects.services import project_create
 
-            project = project_create(slug=slug, name=str(meta.get("name") or slug),
-                                     description=str(meta.get("description") or ""))
+            project = project_create(
+                slug=slug, name=str(meta.get("name") or slug), description=str(meta.get("description") or "")
+            )
         result = PackImportResult(project=project)
         _write_taxonomy(doc, project, result, progress)
         _write_profiles(doc, project, result, progress)
@@ -240,13 +339,21 @@ def pack_import(doc: PackDocument, *, actor: Any = None, project_slug: str | Non
         numbers = [int(item["id"][1:]) for item in doc.section("labels")]
         max_seq = max(numbers, default=0)
         Project.objects.filter(pk=project.pk, label_seq__lt=max_seq).update(label_seq=max_seq)
-        audit_record(project=project, actor=actor, action="import", object_type="pack", object_key=doc.source,
-                     after={"created": result.created, "updated": result.updated})
+        audit_record(
+            project=project,
+            actor=actor,
+            action="import",
+            object_type="pack",
+            object_key=doc.source,
+            after={"created": result.created, "updated": result.updated},
+        )
         knowledge_changed(project=project)
     return result
 
 
-def _write_taxonomy(doc: PackDocument, project: Project, result: PackImportResult, progress: Progress) -> None:
+def _write_taxonomy(
+    doc: PackDocument, project: Project, result: PackImportResult, progress: Progress
+) -> None:
     clusters: dict[str, Cluster] = {c.key: c for c in Cluster.objects.filter(project=project)}
     for item in doc.section("clusters"):
         cluster = clusters.get(item["key"])
@@ -293,12 +400,15 @@ def _write_taxonomy(doc: PackDocument, project: Project, result: PackImportResul
     LabelIncompatibility.objects.filter(project=project).delete()
     for item in doc.section("incompatibilities"):
         a, b = pair_key(*item["labels"])
-        LabelIncompatibility.objects.create(project=project, label_a=saved[a], label_b=saved[b],
-                                            reason=item.get("reason") or "")
+        LabelIncompatibility.objects.create(
+            project=project, label_a=saved[a], label_b=saved[b], reason=item.get("reason") or ""
+        )
         _count(result, "incompatibilities", True)
 
 
-def _write_profiles(doc: PackDocument, project: Project, result: PackImportResult, progress: Progress) -> None:
+def _write_profiles(
+    doc: PackDocument, project: Project, result: PackImportResult, progress: Progress
+) -> None:
     typologies = {t.key: t for t in ContextTypology.objects.filter(project=project)}
     for item in doc.section("typologies"):
         data = _typology_data(item)
@@ -313,7 +423,8 @@ def _write_profiles(doc: PackDocument, project: Project, result: PackImportResul
         typologies[typology.key] = typology
         _count(result, "typologies", is_new)
     ContextTypology.objects.filter(project=project).exclude(
-        key__in=[t["key"] for t in doc.section("typologies") if t.get("is_default")]).update(is_default=False)
+        key__in=[t["key"] for t in doc.section("typologies") if t.get("is_default")]
+    ).update(is_default=False)
     policies = {p.key: p for p in Policy.objects.filter(project=project)}
     for item in doc.section("policies"):
         data = _policy_data(item)
@@ -340,4 +451,3 @@ def _write_profiles(doc: PackDocument, project: Project, result: PackImportResul
 def _count(result: PackImportResult, kind: str, is_new: bool) -> None:
     target = result.created if is_new else result.updated
     target[kind] = target.get(kind, 0) + 1
-

@@ -17,7 +17,17 @@ from arg_platform.errors import RuleViolation, Violation
 
 FORMAT = "arg-pack/1"
 MAX_PACK_BYTES = 50 * 1024 * 1024
-SECTIONS = ("clusters", "labels", "incompatibilities", "typologies", "policies", "roles", "nodes", "edges", "aliases")
+SECTIONS = (
+    "clusters",
+    "labels",
+    "incompatibilities",
+    "typologies",
+    "policies",
+    "roles",
+    "nodes",
+    "edges",
+    "aliases",
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,9 @@ def _yaml_lines(node: yaml.Node, path: str, out: dict[str, int]) -> None:
 def pack_parse(text: str, *, source: str = "<pack>", fmt: str | None = None) -> PackDocument:
     """Parse pack text (YAML, or JSON when ``fmt`` is "json" or the text starts with "{")."""
     if len(text.encode("utf-8")) > MAX_PACK_BYTES:
-        raise RuleViolation(Violation("pack.size", f"{source}: pack is larger than {MAX_PACK_BYTES // 2**20} MiB"))
+        raise RuleViolation(
+            Violation("pack.size", f"{source}: pack is larger than {MAX_PACK_BYTES // 2**20} MiB")
+        )
     lines: dict[str, int] = {}
     try:
         if fmt == "json" or (fmt is None and text.lstrip().startswith("{")):
@@ -69,15 +81,24 @@ def pack_parse(text: str, *, source: str = "<pack>", fmt: str | None = None) -> 
             if composed is not None:
                 _yaml_lines(composed, "", lines)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise RuleViolation(Violation("pack.parse", f"{source}: not valid YAML/JSON: {exc}", location=source)) from exc
+        raise RuleViolation(
+            Violation("pack.parse", f"{source}: not valid YAML/JSON: {exc}", location=source)
+        ) from exc
     if not isinstance(data, dict):
         raise RuleViolation(Violation("pack.shape", f"{source}: a pack is a mapping with a 'format' key"))
     if data.get("format") != FORMAT:
-        raise RuleViolation(Violation("pack.format", f"{source}: 'format' must be {FORMAT!r}, got {data.get('format')!r}",
-                                      location=f"{source}:{lines.get('format', 1)}"))
+        raise RuleViolation(
+            Violation(
+                "pack.format",
+                f"{source}: 'format' must be {FORMAT!r}, got {data.get('format')!r}",
+                location=f"{source}:{lines.get('format', 1)}",
+            )
+        )
     for name in SECTIONS:
         if name in data and data[name] is not None and not isinstance(data[name], list):
-            raise RuleViolation(Violation("pack.shape", f"'{name}' must be a list", location=f"{source} ({name})"))
+            raise RuleViolation(
+                Violation("pack.shape", f"'{name}' must be a list", location=f"{source} ({name})")
+            )
     return PackDocument(data=data, source=source, lines=lines)
 
 

@@ -25,9 +25,28 @@ def worker():
     env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
     env["ARG_DATA_DIR"] = str(settings.DATA_DIR)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "arg_platform", "worker", "--loglevel", "INFO", "--concurrency", "1",
-         "--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "arg_platform",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "1",
+            "--pool",
+            "solo",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     yield proc
     proc.terminate()
@@ -56,7 +75,9 @@ def test_worker_runs_task_once_and_request_id_travels(worker):
         job_probe_task.delay(job.pk)  # a duplicated message must not apply twice
     finally:
         set_request_id(None)
-    assert _wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED), "worker never ran the task"
+    assert _wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED), (
+        "worker never ran the task"
+    )
     job.refresh_from_db()
     assert job.result["request_id"] == "req-from-web-1"
     assert job.result["worker_pid"] == worker.pid

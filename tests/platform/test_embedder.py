@@ -21,11 +21,13 @@ def test_vectors_are_384_dimensional_and_normalized(embedder):
 
 
 def test_paraphrase_is_closer_than_unrelated_sentence(embedder):
-    a, paraphrase, unrelated = embedder.embed([
-        "I forgot my password and cannot log in",
-        "I can't sign in because I lost my password",
-        "The deployment of the container failed with an out-of-memory error",
-    ])
+    a, paraphrase, unrelated = embedder.embed(
+        [
+            "I forgot my password and cannot log in",
+            "I can't sign in because I lost my password",
+            "The deployment of the container failed with an out-of-memory error",
+        ]
+    )
     assert float(a @ paraphrase) > float(a @ unrelated) + 0.2
 
 

@@ -39,21 +39,35 @@ def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
 
 @pytest.mark.server
 def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "ARG_", "CELERY_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE_URL", "ARG_", "CELERY_"))
+    }
     env["ARG_DATA_DIR"] = str(tmp_path / "var")
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True)
-    boot = subprocess.run([*manage, "bootstrap_demo"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    boot = subprocess.run(
+        [*manage, "bootstrap_demo"], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    )
     assert "Demo access (shown once" in boot.stdout, boot.stdout + boot.stderr
     passwords = dict(re.findall(r"user: (\w+)\s+password: (\S+)", boot.stdout))
     assert set(passwords) == {"expert", "reviewer", "admin"}
     token = re.search(r"API token for project \S+ \(role [^)]*\): (arg_\S+)", boot.stdout)
-    again = subprocess.run([*manage, "bootstrap_demo"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    again = subprocess.run(
+        [*manage, "bootstrap_demo"], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    )
     assert "already exist" in again.stdout and "password:" not in again.stdout
 
     port = _free_port()
-    proc = subprocess.Popen([*manage, "run_embedded", "--port", str(port), "--web-workers", "1"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [*manage, "run_embedded", "--port", str(port), "--web-workers", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_stdlib_platform_from_repo_root():
     out = subprocess.run(
         [sys.executable, "-c", "import platform; print(platform.system(), platform.__file__)"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     system, path = out.split()
     assert system == "Linux"
@@ -24,7 +27,9 @@ def test_stdlib_platform_inside_configured_app():
         "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'arg_platform.settings'); django.setup();"
         "import platform, neo4j, celery; print(platform.system()); import arg_platform; print(arg_platform.__file__)"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     lines = out.split()
     assert lines[0] == "Linux"
     assert lines[1] == str(ROOT / "platform" / "arg_platform" / "__init__.py")

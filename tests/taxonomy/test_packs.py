@@ -28,8 +28,21 @@ ROOT = Path(__file__).resolve().parents[2]
 def _counts() -> dict[str, int]:
     from ontology.models import OntologyEdge, OntologyNode
 
-    return {m.__name__: m.objects.count() for m in (Project, Cluster, Label, LabelIncompatibility, ContextTypology,
-                                                    Policy, Role, OntologyNode, OntologyEdge, AuditEvent)}
+    return {
+        m.__name__: m.objects.count()
+        for m in (
+            Project,
+            Cluster,
+            Label,
+            LabelIncompatibility,
+            ContextTypology,
+            Policy,
+            Role,
+            OntologyNode,
+            OntologyEdge,
+            AuditEvent,
+        )
+    }
 
 
 def _small() -> dict:
@@ -43,8 +56,16 @@ def _import_text(data: dict, source: str = "bad.yaml"):
 def test_import_small_pack_creates_everything():
     result = pack_import(pack_read(SMALL))
     assert result.project.slug == "tiny"
-    assert result.created == {"clusters": 2, "labels": 4, "incompatibilities": 1, "typologies": 1, "policies": 1,
-                              "roles": 1, "nodes": 3, "edges": 1}
+    assert result.created == {
+        "clusters": 2,
+        "labels": 4,
+        "incompatibilities": 1,
+        "typologies": 1,
+        "policies": 1,
+        "roles": 1,
+        "nodes": 3,
+        "edges": 1,
+    }
     download = Label.objects.get(label_id="L00002")
     assert download.path == "Billing › Invoices › Download invoice"
     assert download.depth == 1
@@ -80,21 +101,39 @@ BAD_PACKS = {
     "cycle": (lambda d: d["labels"][0].update(parent="L00002"), "taxonomy.no_cycles"),
     "orphan": (lambda d: d["labels"][1].update(parent="L00099"), "taxonomy.parent_exists"),
     "cross_cluster_parent": (lambda d: d["labels"][2].update(parent="L00001"), "taxonomy.cluster_compat"),
-    "duplicate_sibling": (lambda d: d["labels"][2].update(name="Invoices", cluster="billing"),
-                          "taxonomy.sibling_unique"),
-    "incompatible_lineage": (lambda d: d["incompatibilities"][0].update(labels=["L00001", "L00002"]),
-                             "taxonomy.incompatible_lineage"),
-    "policy_unknown_label": (lambda d: d["policies"][0].update(forbidden_labels=["L00077"]), "policy.label_refs"),
+    "duplicate_sibling": (
+        lambda d: d["labels"][2].update(name="Invoices", cluster="billing"),
+        "taxonomy.sibling_unique",
+    ),
+    "incompatible_lineage": (
+        lambda d: d["incompatibilities"][0].update(labels=["L00001", "L00002"]),
+        "taxonomy.incompatible_lineage",
+    ),
+    "policy_unknown_label": (
+        lambda d: d["policies"][0].update(forbidden_labels=["L00077"]),
+        "policy.label_refs",
+    ),
     "bad_regex": (lambda d: d["policies"][0].update(blocked_patterns=["(oops"]), "policy.pattern"),
     "role_unknown_policy": (lambda d: d["roles"][0].update(policy="nope"), "role.policy_exists"),
-    "duplicate_label_id": (lambda d: d["labels"].append(dict(d["labels"][0], name="Other")), "pack.duplicate_key"),
+    "duplicate_label_id": (
+        lambda d: d["labels"].append(dict(d["labels"][0], name="Other")),
+        "pack.duplicate_key",
+    ),
     "oversize_name": (lambda d: d["labels"][0].update(name="x" * 200), "taxonomy.field_size"),
-    "edge_to_unknown_node": (lambda d: d["edges"][0].update(target="N-missing"), "graph.edge_endpoint_exists"),
-    "attach_deprecated_label": (lambda d: d["nodes"][0].update(labels=["L00004"]), "graph.attach_label_deprecated"),
+    "edge_to_unknown_node": (
+        lambda d: d["edges"][0].update(target="N-missing"),
+        "graph.edge_endpoint_exists",
+    ),
+    "attach_deprecated_label": (
+        lambda d: d["nodes"][0].update(labels=["L00004"]),
+        "graph.attach_label_deprecated",
+    ),
     "self_loop": (lambda d: d["edges"][0].update(target="N-invoice-download"), "graph.self_loop"),
     "missing_field": (lambda d: d["labels"][0].pop("cluster"), "pack.shape"),
-    "two_default_typologies": (lambda d: d["typologies"].append(dict(d["typologies"][0], key="other")),
-                               "pack.typology_default"),
+    "two_default_typologies": (
+        lambda d: d["typologies"].append(dict(d["typologies"][0], key="other")),
+        "pack.typology_default",
+    ),
 }
 
 
@@ -148,10 +187,15 @@ def test_a_pack_may_not_drop_existing_labels():
     assert [v.rule for v in info.value.violations] == ["pack.label_missing"]
 
 
-@pytest.mark.parametrize("text,rule", [("format: arg-pack/1\nlabels: [unclosed", "pack.parse"),
-                                        ("format: other/9\n", "pack.format"),
-                                        ("- just\n- a list\n", "pack.shape"),
-                                        ("format: arg-pack/1\nlabels: {a: 1}\n", "pack.shape")])
+@pytest.mark.parametrize(
+    "text,rule",
+    [
+        ("format: arg-pack/1\nlabels: [unclosed", "pack.parse"),
+        ("format: other/9\n", "pack.format"),
+        ("- just\n- a list\n", "pack.shape"),
+        ("format: arg-pack/1\nlabels: {a: 1}\n", "pack.shape"),
+    ],
+)
 def test_malformed_packs(text, rule):
     with pytest.raises(RuleViolation) as info:
         pack_import(pack_parse(text, source="m.yaml"))
@@ -174,12 +218,26 @@ def test_cli_import_and_export(tmp_path):
 
 def test_cli_shows_a_progress_bar(tmp_path):
     env_db = tmp_path / "cli.sqlite3"
-    env = {"ARG_DATA_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{env_db}", "PATH": "/usr/bin:/bin",
-           "HF_HUB_OFFLINE": "1"}
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
-    proc = subprocess.run([sys.executable, "manage.py", "import_pack", str(SMALL)], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    env = {
+        "ARG_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{env_db}",
+        "PATH": "/usr/bin:/bin",
+        "HF_HUB_OFFLINE": "1",
+    }
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "import_pack", str(SMALL)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "labels: 100%" in proc.stderr.replace("  ", " ").replace("   ", " ") or "100%" in proc.stderr
     assert "project tiny" in proc.stdout

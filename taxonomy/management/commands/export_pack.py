@@ -23,7 +23,9 @@ class Command(BaseCommand):
         if project is None:
             raise CommandError(f"project {options['project']!r} not found")
         out = options.get("out")
-        text = pack_dump(pack_export(project=project), fmt="json" if out and out.endswith(".json") else "yaml")
+        text = pack_dump(
+            pack_export(project=project), fmt="json" if out and out.endswith(".json") else "yaml"
+        )
         if out:
             Path(out).write_text(text, encoding="utf-8")
             self.stderr.write(f"wrote {out}")

@@ -12,7 +12,9 @@ from taxonomy.packs import pack_import, pack_read
 
 
 class Command(BaseCommand):
-    help = "Import a knowledge pack (YAML/JSON, format arg-pack/1) into its project; nothing changes on error."
+    help = (
+        "Import a knowledge pack (YAML/JSON, format arg-pack/1) into its project; nothing changes on error."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("path", help="pack file (.yaml, .yml or .json)")
@@ -27,8 +29,9 @@ class Command(BaseCommand):
                 return
             bar = bars.get(step)
             if bar is None:
-                bar = bars[step] = tqdm(total=total, desc=f"{step:>8}", unit="item", file=self.stderr._out,
-                                        leave=True)
+                bar = bars[step] = tqdm(
+                    total=total, desc=f"{step:>8}", unit="item", file=self.stderr._out, leave=True
+                )
             bar.n = done
             bar.refresh()
             if done >= total:
@@ -38,6 +41,8 @@ class Command(BaseCommand):
             doc = pack_read(options["path"])
             result = pack_import(doc, project_slug=options.get("project"), progress=progress)
         except RuleViolation as exc:
-            lines = [f"  [{v.rule}] {v.location + ': ' if v.location else ''}{v.message}" for v in exc.violations]
+            lines = [
+                f"  [{v.rule}] {v.location + ': ' if v.location else ''}{v.message}" for v in exc.violations
+            ]
             raise CommandError("pack refused, nothing was changed:\n" + "\n".join(lines)) from exc
         self.stdout.write(self.style.SUCCESS(result.summary()))

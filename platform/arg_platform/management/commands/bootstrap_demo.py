@@ -44,9 +44,13 @@ class Command(BaseCommand):
             lines += self._token(project)
         if lines:
             bar = "=" * 72
-            self.stdout.write(self.style.SUCCESS("\n".join([bar, "Demo access (shown once — note it now):", *lines, bar])))
+            self.stdout.write(
+                self.style.SUCCESS("\n".join([bar, "Demo access (shown once — note it now):", *lines, bar]))
+            )
         else:
-            self.stdout.write("Demo users and token already exist (their secrets were printed at first start).")
+            self.stdout.write(
+                "Demo users and token already exist (their secrets were printed at first start)."
+            )
 
     @transaction.atomic
     def _users(self, project: Project | None) -> list[str]:
@@ -57,8 +61,9 @@ class Command(BaseCommand):
                 continue
             password = secrets.token_urlsafe(12)
             if role == "admin":
-                user = user_model.objects.create_superuser(username=username, password=password,
-                                                           email="admin@example.invalid")
+                user = user_model.objects.create_superuser(
+                    username=username, password=password, email="admin@example.invalid"
+                )
             else:
                 user = user_model.objects.create_user(username=username, password=password)
             if project is not None:
@@ -72,5 +77,7 @@ class Command(BaseCommand):
             return []
         role = project.roles.order_by("key").first()
         _, key = api_token_create(project=project, name="demo-client", role=role)
-        return [f"  API token for project {project.slug} (role {role.key if role else '-'}): {key}",
-                f"  try: curl -H 'Authorization: Bearer {key}' http://127.0.0.1:8000/api/v1/projects/"]
+        return [
+            f"  API token for project {project.slug} (role {role.key if role else '-'}): {key}",
+            f"  try: curl -H 'Authorization: Bearer {key}' http://127.0.0.1:8000/api/v1/projects/",
+        ]

@@ -23,8 +23,13 @@ class Command(BaseCommand):
         parser.add_argument("--web-workers", type=int, default=2)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self.stdout.write(self.style.SUCCESS(
-            f"ARG platform on http://{options['host']}:{options['port']}/  (health: /healthz, "
-            f"API schema: /api/v1/schema/) — Ctrl-C to stop"))
-        children = embedded_children(host=options["host"], port=options["port"], web_workers=options["web_workers"])
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"ARG platform on http://{options['host']}:{options['port']}/  (health: /healthz, "
+                f"API schema: /api/v1/schema/) — Ctrl-C to stop"
+            )
+        )
+        children = embedded_children(
+            host=options["host"], port=options["port"], web_workers=options["web_workers"]
+        )
         sys.exit(Supervisor(children).run())

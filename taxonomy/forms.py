@@ -257,6 +257,12 @@ class LabelTermForm(ViolationFormMixin, forms.Form):
 
     violation_fields = {"synonyms": "text", "examples": "text"}
 
+    def __init__(self, *args: Any, noun: str, **kwargs: Any) -> None:
+        kwargs.setdefault("prefix", noun)
+        super().__init__(*args, **kwargs)
+        self.fields["text"].label = f"New {noun}"
+        self.fields["text"].widget.attrs["autocomplete"] = "off"
+
 
 class LabelTermRemoveForm(forms.Form):
     text = forms.CharField(strip=False)

@@ -10,7 +10,9 @@ parent label (or its cluster's concept for a root label). The lifecycle status t
 Import — concepts without a ``skos:broader`` inside the scheme (or declared top concepts) become
 clusters, their narrower concepts root labels, deeper ones child labels. A ``skos:notation`` that is
 a LabelID keeps that LabelID (and updates the project's label of that id); other concepts get a new
-LabelID, unless a non-deprecated label of the same name already hangs at the same place. Import is
+LabelID, unless a non-deprecated label of the same name already hangs at the same place. Matched
+labels and clusters take the file's values (an absent definition clears the description); labels
+the file does not mention are kept, and follow their root when it moves to another cluster. Import is
 all-or-nothing: the whole resulting taxonomy goes through the deterministic validator before
 anything is written, and the writes happen in one transaction.
 """

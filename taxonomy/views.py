@@ -250,7 +250,7 @@ def _term_section(access: ProjectAccess, label: Label, kind: str, form: Form | N
         "title": spec["title"],
         "noun": spec["noun"],
         "items": list(getattr(label, kind)),
-        "form": form or forms.LabelTermForm(prefix=spec["noun"]),
+        "form": form or forms.LabelTermForm(noun=spec["noun"]),
         "add_url": _url(f"label_{spec['noun']}_add", access, label.label_id),
         "remove_url": _url(f"label_{spec['noun']}_remove", access, label.label_id),
     }
@@ -398,7 +398,7 @@ def label_term_add(request: HttpRequest, access: ProjectAccess, label_id: str, k
         fragment=LABEL_TERMS,
         anchor=f"#{kind}-section",
         message=f"{spec['noun'].capitalize()} added.",
-        form=lambda label: forms.LabelTermForm(request.POST, prefix=spec["noun"]),
+        form=lambda label: forms.LabelTermForm(request.POST, noun=spec["noun"]),
         save=lambda label, d: spec["add"](label=label, actor=request.user, text=d["text"]),
     )
 
@@ -625,17 +625,20 @@ def policy_detail(request: HttpRequest, access: ProjectAccess, key: str) -> Http
     )
 
 
-def _policy_fields(policy: Policy) -> list[tuple[str, Any]]:
-    """A policy as (label, value) rows for the read-only view."""
-    form = forms.PolicyForm(initial=services.policy_as_data(policy))
+def _policy_fields(policy: Policy) -> list[tuple[str, str]]:
+    """A policy as (label, text) rows for the read-only view."""
+    form = forms.PolicyForm()
     rows = []
     for name in services.POLICY_FIELDS:
         if name in ("name", "description"):
             continue
+        field = form.fields[name]
         value = getattr(policy, name)
-        if name == "sensitive_topics":
-            value = [form.fields[name].format_item(topic) for topic in value]  # type: ignore[attr-defined]
-        rows.append((form.fields[name].label or name, value))
+        if isinstance(field, forms.LinesField):
+            text = "\n".join(field.format_item(item) for item in value) or "—"
+        else:
+            text = _shown(value)
+        rows.append((str(field.label or name), text))
     return rows
 
 

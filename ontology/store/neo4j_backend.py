@@ -152,6 +152,7 @@ class Neo4jGraphStore:
 
     def init_schema(self) -> list[str]:
         """Create the uniqueness constraints and indexes (idempotent: IF NOT EXISTS); names what ran."""
+        self.driver.verify_connectivity()  # fail fast instead of retrying for a minute
         with self.driver.session(database=self.database) as session:
             for name in SCHEMA_STATEMENTS:
                 # Schema commands cannot share a transaction with writes; each runs on its own.

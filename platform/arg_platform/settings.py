@@ -190,6 +190,7 @@ if GRAPH_BACKEND == "neo4j" and not NEO4J_URI:
 
 # --- Celery ---------------------------------------------------------------------------------------
 CELERY_DATA_DIR = DATA_DIR / "celery"
+CELERY_DATA_DIR.mkdir(parents=True, exist_ok=True)  # beat's schedule file lives here, whatever the broker
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://", doc="redis://… in production")
 CELERY_RESULT_BACKEND = env_str(
     "CELERY_RESULT_BACKEND", f"file://{CELERY_DATA_DIR / 'results'}", doc="redis://… in production"

@@ -71,9 +71,8 @@ class LabelCreateSerializer(serializers.Serializer):
     examples = serializers.ListField(
         child=serializers.CharField(max_length=500), required=False, default=list, max_length=500
     )
-    status = serializers.ChoiceField(
-        choices=[LabelStatus.CANDIDATE, LabelStatus.SHADOW, LabelStatus.ACTIVE], default=LabelStatus.ACTIVE
-    )
+    # The full status enum keeps one schema component; label_create refuses DEPRECATED by rule.
+    status = serializers.ChoiceField(choices=LabelStatus.choices, default=LabelStatus.ACTIVE)
 
 
 class LabelUpdateSerializer(serializers.Serializer):

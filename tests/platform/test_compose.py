@@ -20,8 +20,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
-COMPOSE = yaml.safe_load(COMPOSE_TEXT)
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, dict] = COMPOSE["services"]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 ENV_EXAMPLE = (ROOT / ".env.example").read_text()
@@ -99,6 +98,15 @@ def interpolate(value: str, variables: dict[str, str]) -> str:
         return current
 
     return SUBSTITUTION.sub(substitute, value).replace("$$", "$")
+
+
+def strings(node: object) -> list[str]:
+    """Every string value (and key) in the parsed compose file, comments excluded."""
+    if isinstance(node, dict):
+        return [text for key, value in node.items() for text in (*strings(key), *strings(value))]
+    if isinstance(node, list):
+        return [text for item in node for text in strings(item)]
+    return [node] if isinstance(node, str) else []
 
 
 def env_example_entries() -> dict[str, tuple[str, bool]]:
@@ -256,7 +264,7 @@ def test_app_containers_set_only_variables_the_settings_read(name, settings_name
 
     unknown = sorted(set(env) - settings_names - RUNTIME_VARIABLES)
     assert unknown == []
-    assert RUNTIME_VARIABLES <= set(env)
+    assert set(env) >= RUNTIME_VARIABLES
 
 
 def test_app_containers_get_the_production_wiring():
@@ -363,7 +371,7 @@ def test_env_example_lists_every_variable_the_settings_read(settings_names):
 
 
 def test_env_example_documents_every_compose_substitution():
-    substituted = {match["name"] for match in SUBSTITUTION.finditer(COMPOSE_TEXT)}
+    substituted = {match["name"] for text in strings(COMPOSE) for match in SUBSTITUTION.finditer(text)}
     active = {name for name, (_, is_active) in env_example_entries().items() if is_active}
 
     assert sorted(substituted - active) == []
@@ -397,7 +405,7 @@ def test_dockerfile_installs_the_cpu_torch_pin_before_the_project():
     assert torch_line in runtime
     assert runtime.index(torch_line) < runtime.index("pip install --no-cache-dir -r /tmp/requirements.txt")
     assert runtime.index(torch_line) < runtime.index("pip install --no-cache-dir --no-deps -e .")
-    assert re.findall(r"torch==[\d.]+", DOCKERFILE) == ["torch==2.13.0"]
+    assert set(re.findall(r"torch[=<>~!]=?[\w.+]*", DOCKERFILE)) == {"torch==2.13.0"}
     assert '"torch==2.13.0"' in (ROOT / "pyproject.toml").read_text()
 
 

@@ -132,6 +132,8 @@ def test_production_reads_postgres_neo4j_and_redis(tmp_path):
     assert out["log_format"] == "json"
     assert out["ssl_redirect"] is True
     assert out["debug"] is False
+    # celery beat keeps its schedule file under ARG_DATA_DIR/celery with any broker.
+    assert (tmp_path / "data" / "celery").is_dir()
 
 
 @pytest.mark.parametrize(

@@ -138,6 +138,27 @@ def test_import_updates_labels_by_label_id_and_moves_them(project, taxonomy, exp
     assert moved.status == "SHADOW"
 
 
+def test_labels_missing_from_the_file_are_kept_and_follow_their_moved_root(project, taxonomy, expert):
+    graph = Graph().parse(data=skos_export(project=project), format="turtle")
+    invoices = URIRef(f"{BASE}/labels/{taxonomy['invoices'].label_id}")
+    for child in ("download", "pdf", "legacy"):
+        graph.remove((URIRef(f"{BASE}/labels/{taxonomy[child].label_id}"), None, None))
+        graph.remove((None, None, URIRef(f"{BASE}/labels/{taxonomy[child].label_id}")))
+    graph.remove((URIRef(f"{BASE}/clusters/billing"), SKOS.narrower, invoices))
+    graph.set((invoices, SKOS.broader, URIRef(f"{BASE}/clusters/access")))
+    result = skos_import(project=project, actor=expert, data=graph.serialize(format="turtle"))
+    assert result.warnings == []
+    assert (result.labels_created, result.labels_updated, result.labels_unchanged) == (0, 4, 1)
+    moved = {x.label_id: (x.cluster.key, x.path) for x in Label.objects.filter(project=project)}
+    assert moved == {
+        "L00001": ("access", "Accounts & access › Invoices"),
+        "L00002": ("access", "Accounts & access › Invoices › Download invoice"),
+        "L00003": ("access", "Accounts & access › Invoices › Download invoice › PDF format"),
+        "L00004": ("access", "Accounts & access › Invoices › Fax invoices"),
+        "L00005": ("access", "Accounts & access › Login problems"),
+    }
+
+
 def test_renaming_a_deprecated_label_id_is_refused_and_nothing_changes(project, taxonomy, expert):
     graph = Graph().parse(data=skos_export(project=project), format="turtle")
     legacy = URIRef(f"{BASE}/labels/{taxonomy['legacy'].label_id}")

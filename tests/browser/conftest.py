@@ -1,0 +1,112 @@
+"""Playwright (sync API) against pytest-django's live server, in the Debian Chromium.
+
+Nothing is downloaded: the browser is ``/usr/bin/chromium`` and every request that does not go to
+the live server is aborted (and recorded, so a test can assert the UI fetched nothing from outside).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+# Playwright's sync API runs an event loop in the main thread; the ORM calls of the fixtures and of
+# the DB assertions run there too, which Django would otherwise refuse as "async unsafe".
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+PASSWORD = "pw-Secret-123"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class BrowserPage:
+    """A page plus the requests that tried to leave the live server."""
+
+    page: Any
+    external_requests: list[str]
+
+
+@pytest.fixture
+def ui(browser: Any, live_server: Any) -> Iterator[BrowserPage]:
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    external: list[str] = []
+
+    def only_live_server(route: Any) -> None:
+        if route.request.url.startswith(live_server.url):
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_live_server)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield BrowserPage(page, external)
+    context.close()
+
+
+@pytest.fixture
+def login(ui: BrowserPage, live_server: Any) -> Callable[[str], None]:
+    """Sign in through the login form, as a person would."""
+
+    def sign_in(username: str) -> None:
+        page = ui.page
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.get_by_label("Username").fill(username)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(f"{live_server.url}/")
+
+    return sign_in
+
+
+@dataclass
+class Seed:
+    project: Any
+    billing: Any
+    accounts: Any
+    invoices: Any
+    refunds: Any
+    late_fees: Any
+    login_help: Any
+
+
+@pytest.fixture
+def seed(project: Any, expert: Any, reviewer: Any) -> Seed:
+    """A small taxonomy of project "acme", written through the services like any other write."""
+    from taxonomy import services
+
+    billing = services.cluster_create(project=project, actor=expert, key="billing", name="Billing & payments")
+    accounts = services.cluster_create(project=project, actor=expert, key="accounts", name="Accounts & access")
+    invoices = services.label_create(project=project, actor=expert, name="Invoices", cluster_key="billing",
+                                     description="Finding, downloading and understanding invoices.",
+                                     examples=["where is my invoice"])
+    refunds = services.label_create(project=project, actor=expert, name="Refunds", cluster_key="billing",
+                                    description="Asking for money back.")
+    late_fees = services.label_create(project=project, actor=expert, name="Late fees", cluster_key="billing",
+                                      parent_id=invoices.label_id, synonyms=["penalty"])
+    login_help = services.label_create(project=project, actor=expert, name="Sign-in problems",
+                                       cluster_key="accounts", status="SHADOW")
+    return Seed(project, billing, accounts, invoices, refunds, late_fees, login_help)

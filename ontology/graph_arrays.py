@@ -126,7 +126,11 @@ def arrays_to_graph(arrays: GraphArrays) -> GraphData:
             semantics=sem,
         )
         for s, t, k, w, sem in zip(
-            arrays.edge_src, arrays.edge_dst, arrays.edge_type, arrays.edge_weight, arrays.edge_semantics,
+            arrays.edge_src,
+            arrays.edge_dst,
+            arrays.edge_type,
+            arrays.edge_weight,
+            arrays.edge_semantics,
             strict=True,
         )
     )

@@ -8,6 +8,7 @@ project (ARCHITECTURE decision 6). Models are thin; every write goes through the
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from ontology.domain import EdgeType, NodeStatus, NodeType, RiskLevel
@@ -153,3 +154,46 @@ class NodeAlias(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} → {self.target}"
+
+
+class Release(models.Model):
+    """A versioned, frozen release of a project's knowledge (ARCHITECTURE decision 3).
+
+    Publishing freezes taxonomy + graph + aliases + structural signals + indexes into a bundle under
+    ``version`` with a ``checksum``; exactly one release per project is active and the online path
+    serves from it. Rolling back re-activates an earlier release. Releases are never edited.
+    """
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="releases")
+    version = models.PositiveIntegerField()
+    checksum = models.CharField(max_length=64)
+    is_active = models.BooleanField(default=False)
+    knowledge_revision = models.PositiveIntegerField(help_text="the project's knowledge_revision it froze")
+    notes = models.CharField(max_length=500, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    timings = models.JSONField(default=dict, blank=True, help_text="seconds spent per publication stage")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "version"], name="release_unique_version"),
+            models.UniqueConstraint(
+                fields=["project"], condition=models.Q(is_active=True), name="release_one_active_per_project"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} v{self.version}{' (active)' if self.is_active else ''}"
+
+
+class ReleaseBundle(models.Model):
+    """The frozen content of a release: one ``.npz`` blob (graph columns, matrices, JSON documents)."""
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, related_name="bundle")
+    blob = models.BinaryField()
+    size_bytes = models.PositiveBigIntegerField(default=0)

@@ -10,6 +10,7 @@ complete and stored.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +60,10 @@ def _validate_draft(project: Project) -> None:
     violations = pack_validate(PackDocument(data=pack_export(project=project), source="draft"), project=None)
     if violations:
         raise RuleViolation(
-            [Violation("release.invalid_draft", f"[{v.rule}] {v.message}", v.field, v.location) for v in violations]
+            [
+                Violation("release.invalid_draft", f"[{v.rule}] {v.message}", v.field, v.location)
+                for v in violations
+            ]
         )
 
 
@@ -77,7 +81,9 @@ def _label_index(documents: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             current = by_id.get(current["parent"]) if current.get("parent") else None
         path = " › ".join([clusters.get(label["cluster"], label["cluster"]), *reversed(chain)])
         text = " | ".join(filter(None, [path, label["description"], ", ".join(label["synonyms"])]))
-        entries.append({"label_id": label["id"], "cluster": label["cluster"], "status": label["status"], "text": text})
+        entries.append(
+            {"label_id": label["id"], "cluster": label["cluster"], "status": label["status"], "text": text}
+        )
         texts.append(text)
     return {"entries": entries}, texts
 
@@ -116,7 +122,9 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
     embedder = get_embedder()
     node_vectors = options.node_embeddings
     if node_vectors is None:
-        node_vectors = embedder.embed(node_texts(arrays)) if arrays.node_count else np.zeros((0, embedder.dim))
+        node_vectors = (
+            embedder.embed(node_texts(arrays)) if arrays.node_count else np.zeros((0, embedder.dim))
+        )
     label_vectors = embedder.embed(label_texts) if label_texts else np.zeros((0, embedder.dim))
     timings["embed_s"] = time.perf_counter() - t
 
@@ -124,13 +132,18 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
     if options.compute_signals and arrays.node_count:
         from .analytics import compute_structural_signals, signals_to_json
 
-        signals = compute_structural_signals(arrays_to_graph(arrays))
-        documents["signals"] = signals_to_json(signals)
+        signals = json.loads(signals_to_json(compute_structural_signals(arrays_to_graph(arrays))))
+        # run times vary between two publications of the same draft: they go to Release.timings,
+        # not into the bundle, so the checksum stays a function of the content
+        timings.update({f"signals_{k}": v for k, v in signals.pop("timings", {}).items()})
+        signals.pop("seconds", None)
+        documents["signals"] = signals
     timings["signals_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
     members = bundle_members(
-        arrays=arrays, matrices={"node_embeddings": node_vectors, "label_embeddings": label_vectors},
+        arrays=arrays,
+        matrices={"node_embeddings": node_vectors, "label_embeddings": label_vectors},
         documents=documents,
     )
     checksum = bundle_checksum(members)
@@ -143,16 +156,33 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
         version = (Release.objects.filter(project=project).aggregate(v=Max("version"))["v"] or 0) + 1
         Release.objects.filter(project=project, is_active=True).update(is_active=False)
         release = Release.objects.create(
-            project=project, version=version, checksum=checksum, is_active=True, knowledge_revision=revision,
-            notes=options.notes[:500], created_by=actor if getattr(actor, "pk", None) else None,
+            project=project,
+            version=version,
+            checksum=checksum,
+            is_active=True,
+            knowledge_revision=revision,
+            notes=options.notes[:500],
+            created_by=actor if getattr(actor, "pk", None) else None,
             activated_at=timezone.now(),
-            counts={"nodes": arrays.node_count, "edges": arrays.edge_count, "labels": len(documents["labels"]),
-                    "aliases": len(arrays.aliases), "bytes": len(blob)},
+            counts={
+                "nodes": arrays.node_count,
+                "edges": arrays.edge_count,
+                "labels": len(documents["labels"]),
+                "aliases": len(arrays.aliases),
+                "bytes": len(blob),
+            },
             timings={k: round(v, 4) for k, v in timings.items()},
         )
         ReleaseBundle.objects.create(release=release, blob=blob, size_bytes=len(blob))
-        audit_record(project=project, actor=actor, action="publish", object_type="release",
-                     object_key=f"v{version}", after={"checksum": checksum, **release.counts}, reason=options.notes)
+        audit_record(
+            project=project,
+            actor=actor,
+            action="publish",
+            object_type="release",
+            object_key=f"v{version}",
+            after={"checksum": checksum, **release.counts},
+            reason=options.notes,
+        )
     return release
 
 
@@ -167,9 +197,16 @@ def release_activate(*, release: Release, actor: Any, reason: str = "") -> Relea
     release.is_active = True
     release.activated_at = timezone.now()
     release.save(update_fields=["is_active", "activated_at"])
-    audit_record(project=release.project, actor=actor, action="activate", object_type="release",
-                 object_key=f"v{release.version}", before={"active": f"v{previous.version}" if previous else None},
-                 after={"active": f"v{release.version}"}, reason=reason)
+    audit_record(
+        project=release.project,
+        actor=actor,
+        action="activate",
+        object_type="release",
+        object_key=f"v{release.version}",
+        before={"active": f"v{previous.version}" if previous else None},
+        after={"active": f"v{release.version}"},
+        reason=reason,
+    )
     return release
 
 
@@ -191,11 +228,18 @@ def release_snapshot(*, release: Release) -> GraphSnapshot:
     community = None
     signals = bundle.documents.get("signals")
     if signals and "communities" in signals:
-        communities = signals["communities"]
-        community = np.array([communities.get(node_id, -1) for node_id in bundle.arrays.node_ids], dtype=np.int32)
+        communities = dict(zip(signals["nodes"], signals["communities"], strict=True))
+        community = np.array(
+            [communities.get(node_id, -1) for node_id in bundle.arrays.node_ids], dtype=np.int32
+        )
     return snapshot_build(
-        bundle.arrays, project_id=release.project_id, release_id=release.pk, version=release.version,
-        checksum=bundle.checksum, embeddings=bundle.matrices.get("node_embeddings"), community=community,
+        bundle.arrays,
+        project_id=release.project_id,
+        release_id=release.pk,
+        version=release.version,
+        checksum=bundle.checksum,
+        embeddings=bundle.matrices.get("node_embeddings"),
+        community=community,
         documents={**bundle.documents, "label_embeddings": bundle.matrices.get("label_embeddings")},
     )
 
@@ -221,7 +265,9 @@ class ReleaseDiff:
 
     @property
     def is_empty(self) -> bool:
-        return not any(getattr(self, f) for f in self.__dataclass_fields__ if f not in ("old_version", "new_version"))
+        return not any(
+            getattr(self, f) for f in self.__dataclass_fields__ if f not in ("old_version", "new_version")
+        )
 
 
 def _keyed_diff(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> tuple[tuple, tuple, tuple]:
@@ -238,7 +284,9 @@ def _keyed_diff(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) 
 def release_diff(*, old: Release, new: Release) -> ReleaseDiff:
     """Compare two releases of the same project."""
     if old.project_id != new.project_id:
-        raise RuleViolation(Violation("release.diff_project", "releases of different projects cannot be compared"))
+        raise RuleViolation(
+            Violation("release.diff_project", "releases of different projects cannot be compared")
+        )
     a = bundle_load(bytes(ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=old.pk)))
     b = bundle_load(bytes(ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=new.pk)))
     ga, gb = arrays_to_graph(a.arrays), arrays_to_graph(b.arrays)
@@ -266,7 +314,9 @@ def release_diff(*, old: Release, new: Release) -> ReleaseDiff:
         edges_added=tuple(sorted(set(eb) - set(ea))),
         edges_removed=tuple(sorted(set(ea) - set(eb))),
         edges_reweighted=tuple(sorted((*k, ea[k], eb[k]) for k in set(ea) & set(eb) if ea[k] != eb[k])),
-        aliases_added=tuple(sorted({s for s, _, _ in b.arrays.aliases} - {s for s, _, _ in a.arrays.aliases})),
+        aliases_added=tuple(
+            sorted({s for s, _, _ in b.arrays.aliases} - {s for s, _, _ in a.arrays.aliases})
+        ),
         policies_changed=tuple(sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))),
         typologies_changed=tuple(sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))),
     )

@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from .graph_arrays import EDGE_TYPE_CODE, EDGE_TYPE_NAMES, NODE_TYPE_NAMES, RISK_NAMES, STATUS_NAMES, GraphArrays
+from .graph_arrays import (
+    EDGE_TYPE_CODE,
+    EDGE_TYPE_NAMES,
+    NODE_TYPE_NAMES,
+    RISK_NAMES,
+    STATUS_NAMES,
+    GraphArrays,
+)
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -111,7 +118,11 @@ class GraphSnapshot:
         return int(self.out_edges.indices.shape[0])
 
     def node(self, node_id_or_position: str | int) -> NodeView:
-        i = self.position[node_id_or_position] if isinstance(node_id_or_position, str) else node_id_or_position
+        i = (
+            self.position[node_id_or_position]
+            if isinstance(node_id_or_position, str)
+            else node_id_or_position
+        )
         return NodeView(
             position=i,
             node_id=self.node_ids[i],
@@ -195,8 +206,12 @@ def snapshot_build(
         node_labels=arrays.labels,
         node_clusters=arrays.clusters,
         extras=tuple(MappingProxyType(dict(e)) for e in arrays.extras),
-        label_nodes=MappingProxyType({k: _frozen(np.array(v, dtype=np.int32)) for k, v in label_lists.items()}),
-        cluster_nodes=MappingProxyType({k: _frozen(np.array(v, dtype=np.int32)) for k, v in cluster_lists.items()}),
+        label_nodes=MappingProxyType(
+            {k: _frozen(np.array(v, dtype=np.int32)) for k, v in label_lists.items()}
+        ),
+        cluster_nodes=MappingProxyType(
+            {k: _frozen(np.array(v, dtype=np.int32)) for k, v in cluster_lists.items()}
+        ),
         out_edges=out_edges,
         in_edges=in_edges,
         embeddings=embeddings,

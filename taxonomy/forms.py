@@ -187,6 +187,8 @@ class LabelCreateForm(ViolationFormMixin, forms.Form):
 
 
 class LabelEditForm(ViolationFormMixin, forms.Form):
+    prefix = "edit"
+
     name = forms.CharField()
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
     reason = forms.CharField(required=False, label="Why (for the history)")
@@ -194,6 +196,8 @@ class LabelEditForm(ViolationFormMixin, forms.Form):
 
 class LabelMoveForm(ViolationFormMixin, forms.Form):
     """Move a label (with its subtree) under another parent, or to the root of a cluster."""
+
+    prefix = "move"
 
     target = forms.ChoiceField(label="New place")
     reason = forms.CharField(required=False, label="Why (for the history)")
@@ -239,6 +243,8 @@ def _subtree_pks(label: Label) -> set[int]:
 
 
 class LabelStatusForm(ViolationFormMixin, forms.Form):
+    prefix = "status"
+
     status = forms.ChoiceField(choices=LabelStatus.choices, label="New status")
     reason = forms.CharField(
         required=False,
@@ -269,6 +275,8 @@ class LabelTermRemoveForm(forms.Form):
 
 
 class IncompatibilityForm(ViolationFormMixin, forms.Form):
+    prefix = "incompat"
+
     other = forms.CharField(label="Incompatible with")
     reason = forms.CharField(required=False, label="Why")
 

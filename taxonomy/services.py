@@ -431,6 +431,8 @@ def label_set_status(*, label: Label, actor: Any, status: str, reason: str = "")
         raise RuleViolation(
             Violation("taxonomy.status_reason", "deprecating a label needs a reason", "reason")
         )
+    if status == LabelStatus.DEPRECATED:
+        _refuse_if_attached(label)
     view = taxonomy_view(project=label.project)
     record = view.labels[label.label_id]
     _check_view(
@@ -483,6 +485,26 @@ def label_set_status(*, label: Label, actor: Any, status: str, reason: str = "")
     )
     knowledge_changed(project=label.project)
     return label
+
+
+def _refuse_if_attached(label: Label) -> None:
+    """Maintenance contract: ACTIVE nodes must be re-attached before their label is deprecated."""
+    from ontology.selectors import nodes_for_label
+
+    attached = list(
+        nodes_for_label(project=label.project, label_id=label.label_id)
+        .filter(status="ACTIVE")
+        .values_list("node_id", flat=True)[:6]
+    )
+    if attached:
+        shown = ", ".join(attached[:5]) + (" …" if len(attached) > 5 else "")
+        raise RuleViolation(
+            Violation(
+                "taxonomy.label_attached",
+                f"{label.label_id} is attached to ACTIVE ontology nodes ({shown}); re-attach them first",
+                "status",
+            )
+        )
 
 
 # --- incompatibilities ----------------------------------------------------------------------------

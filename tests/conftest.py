@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# Tests never touch the developer's embedded data folder (SQLite file, broker queue, heartbeat).
-os.environ.setdefault("ARG_DATA_DIR", tempfile.mkdtemp(prefix="arg-test-data-"))
 
 
 @pytest.fixture

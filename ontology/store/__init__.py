@@ -12,7 +12,7 @@ import threading
 
 from django.conf import settings
 
-from .port import GraphStore, StoreHealth
+from .port import AliasData, EdgeData, GraphData, GraphStore, NodeData, ParameterSpec, StoreHealth
 
 _store: GraphStore | None = None
 _store_pid: int | None = None
@@ -36,4 +36,13 @@ def get_graph_store() -> GraphStore:
     return _store
 
 
-__all__ = ["GraphStore", "StoreHealth", "get_graph_store"]
+__all__ = [
+    "AliasData",
+    "EdgeData",
+    "GraphData",
+    "GraphStore",
+    "NodeData",
+    "ParameterSpec",
+    "StoreHealth",
+    "get_graph_store",
+]

@@ -99,14 +99,33 @@ def seed(project: Any, expert: Any, reviewer: Any) -> Seed:
     from taxonomy import services
 
     billing = services.cluster_create(project=project, actor=expert, key="billing", name="Billing & payments")
-    accounts = services.cluster_create(project=project, actor=expert, key="accounts", name="Accounts & access")
-    invoices = services.label_create(project=project, actor=expert, name="Invoices", cluster_key="billing",
-                                     description="Finding, downloading and understanding invoices.",
-                                     examples=["where is my invoice"])
-    refunds = services.label_create(project=project, actor=expert, name="Refunds", cluster_key="billing",
-                                    description="Asking for money back.")
-    late_fees = services.label_create(project=project, actor=expert, name="Late fees", cluster_key="billing",
-                                      parent_id=invoices.label_id, synonyms=["penalty"])
-    login_help = services.label_create(project=project, actor=expert, name="Sign-in problems",
-                                       cluster_key="accounts", status="SHADOW")
+    accounts = services.cluster_create(
+        project=project, actor=expert, key="accounts", name="Accounts & access"
+    )
+    invoices = services.label_create(
+        project=project,
+        actor=expert,
+        name="Invoices",
+        cluster_key="billing",
+        description="Finding, downloading and understanding invoices.",
+        examples=["where is my invoice"],
+    )
+    refunds = services.label_create(
+        project=project,
+        actor=expert,
+        name="Refunds",
+        cluster_key="billing",
+        description="Asking for money back.",
+    )
+    late_fees = services.label_create(
+        project=project,
+        actor=expert,
+        name="Late fees",
+        cluster_key="billing",
+        parent_id=invoices.label_id,
+        synonyms=["penalty"],
+    )
+    login_help = services.label_create(
+        project=project, actor=expert, name="Sign-in problems", cluster_key="accounts", status="SHADOW"
+    )
     return Seed(project, billing, accounts, invoices, refunds, late_fees, login_help)

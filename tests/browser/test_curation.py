@@ -8,12 +8,14 @@ import pytest
 from playwright.sync_api import expect
 
 from arg_platform.models import AuditEvent
-from taxonomy.models import Label
+from taxonomy.models import Label, Policy
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_expert_creates_moves_and_enriches_a_label_and_meets_a_validator_refusal(ui, login, live_server, seed):
+def test_expert_creates_moves_and_enriches_a_label_and_meets_a_validator_refusal(
+    ui, login, live_server, seed
+):
     page = ui.page
     login("erin-expert")
     page.goto(f"{live_server.url}/p/acme/taxonomy/")
@@ -37,10 +39,10 @@ def test_expert_creates_moves_and_enriches_a_label_and_meets_a_validator_refusal
     page.screenshot(path="/tmp/ui-taxonomy-created.png", full_page=True)
 
     # When the expert opens it and moves it under "Refunds",
-    created.get_by_role("link", name="Disputed invoices").click()
+    created.get_by_role("link", name="Disputed invoices", exact=True).click()
     expect(page.get_by_role("heading", name="Disputed invoices", level=1)).to_be_visible()
     page.get_by_label("New place").select_option(f"label:{seed.refunds.label_id}")
-    page.get_by_label("Why (for the history)").last.fill("disputes lead to refunds")
+    page.locator("#move-section").get_by_label("Why (for the history)").fill("disputes lead to refunds")
     page.get_by_role("button", name="Move label").click()
 
     # then the page shows the new place and the database agrees.
@@ -114,4 +116,38 @@ def test_reviewer_reads_the_taxonomy_without_edit_controls(ui, login, live_serve
     expect(page.locator("form[method=post]:not(.logout)")).to_have_count(0)
     expect(page.get_by_role("button", name=re.compile("Move|Add|Remove|Change status"))).to_have_count(0)
     page.screenshot(path="/tmp/ui-label-reviewer.png", full_page=True)
+    assert ui.external_requests == []
+
+
+def test_expert_meets_a_policy_refusal_in_place_then_saves(ui, login, live_server, seed):
+    page = ui.page
+    login("erin-expert")
+    page.get_by_role("link", name="Acme").first.click()
+    page.get_by_role("navigation", name="Project sections").get_by_role("link", name="Policies").click()
+    expect(page.get_by_role("heading", name="Policies", level=1)).to_be_visible()
+    page.get_by_text("+ New policy").click()
+    form = page.locator("#editor-form")
+    form.get_by_label("Key").fill("agent")
+    form.get_by_label("Name").fill("Support agent")
+    form.get_by_label("Allowed labels").fill(f"{seed.invoices.label_id}\nL09999")
+    form.get_by_label("Sensitive topics").fill("legal-advice: lawsuit, sue -> REFOCUS")
+    form.get_by_role("button", name="Create policy").click()
+
+    error = page.locator("#new-policy-allowed_labels_error")
+    expect(error).to_contain_text("policy.label_refs")
+    expect(error).to_contain_text("L09999 does not exist")
+    expect(page.locator("#new-policy-sensitive_topics")).to_have_value("legal-advice: lawsuit, sue -> REFOCUS")
+    page.screenshot(path="/tmp/ui-policy-refusal.png", full_page=True)
+    assert not Policy.objects.filter(project=seed.project, key="agent").exists()
+
+    page.locator("#new-policy-allowed_labels").fill(seed.invoices.label_id)
+    page.get_by_role("button", name="Create policy").click()
+    expect(page).to_have_url(f"{live_server.url}/p/acme/policies/agent/")
+    expect(page.locator(".flash")).to_have_text("Policy “Support agent” created.")
+    policy = Policy.objects.get(project=seed.project, key="agent")
+    assert policy.allowed_labels == [seed.invoices.label_id]
+    assert policy.sensitive_topics == [{"topic": "legal-advice", "terms": ["lawsuit", "sue"], "action": "REFOCUS"}]
+    page.goto(f"{live_server.url}/p/acme/history/")
+    expect(page.locator("#history-table tbody tr").first).to_contain_text("agent")
+    page.screenshot(path="/tmp/ui-history.png", full_page=True)
     assert ui.external_requests == []

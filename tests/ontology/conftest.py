@@ -20,7 +20,9 @@ NEO4J_SKIP_REASON = (
 )
 BACKENDS = [
     "sql",
-    pytest.param("neo4j", marks=pytest.mark.skipif(not os.environ.get("NEO4J_URI"), reason=NEO4J_SKIP_REASON)),
+    pytest.param(
+        "neo4j", marks=pytest.mark.skipif(not os.environ.get("NEO4J_URI"), reason=NEO4J_SKIP_REASON)
+    ),
 ]
 
 
@@ -41,7 +43,9 @@ def build_taxonomy(project: Any) -> dict[str, str]:
     cluster_create(project=project, actor=None, key="billing", name="Billing")
     cluster_create(project=project, actor=None, key="support", name="Support")
     root = label_create(project=project, actor=None, name="Invoices", cluster_key="billing")
-    child = label_create(project=project, actor=None, name="Download", cluster_key="billing", parent_id=root.label_id)
+    child = label_create(
+        project=project, actor=None, name="Download", cluster_key="billing", parent_id=root.label_id
+    )
     old = label_create(project=project, actor=None, name="Fax", cluster_key="support")
     label_set_status(label=old, actor=None, status="DEPRECATED", reason="nobody faxes")
     assert (root.label_id, child.label_id, old.label_id) == ("L00001", "L00002", "L00003")
@@ -51,21 +55,53 @@ def build_taxonomy(project: Any) -> dict[str, str]:
 def sample_graph() -> GraphData:
     """Eight nodes of six types (one DEPRECATED, one REMOVED), six edges, one split alias."""
     nodes = (
-        NodeData("N-a", "Decision", "Which invoice?", "Pick the invoice period.", labels=("L00001",),
-                 clusters=("billing",)),
-        NodeData("N-b", "Info", "Download an invoice", "Open Billing › Invoices and click Download.",
-                 labels=("L00002", "L00001"), clusters=("billing",), embedding=(0.1, -0.25, 1e-9)),
-        NodeData("N-c", "Action", "Resend an invoice", "Resends the invoice by e-mail.", risk="medium",
-                 labels=("L00002",), preconditions=("customer is verified", "invoice exists"),
-                 parameters=(ParameterSpec("invoice_id", "string", True, "the invoice number"),
-                             ParameterSpec("email", "email", False, "")),
-                 handler="python:billing.resend_invoice", embedding=(0.3, 0.2, -0.7)),
-        NodeData("N-d", "FAQ", "Invoice FAQ", "Invoices are issued monthly.", clusters=("billing", "support")),
+        NodeData(
+            "N-a",
+            "Decision",
+            "Which invoice?",
+            "Pick the invoice period.",
+            labels=("L00001",),
+            clusters=("billing",),
+        ),
+        NodeData(
+            "N-b",
+            "Info",
+            "Download an invoice",
+            "Open Billing › Invoices and click Download.",
+            labels=("L00002", "L00001"),
+            clusters=("billing",),
+            embedding=(0.1, -0.25, 1e-9),
+        ),
+        NodeData(
+            "N-c",
+            "Action",
+            "Resend an invoice",
+            "Resends the invoice by e-mail.",
+            risk="medium",
+            labels=("L00002",),
+            preconditions=("customer is verified", "invoice exists"),
+            parameters=(
+                ParameterSpec("invoice_id", "string", True, "the invoice number"),
+                ParameterSpec("email", "email", False, ""),
+            ),
+            handler="python:billing.resend_invoice",
+            embedding=(0.3, 0.2, -0.7),
+        ),
+        NodeData(
+            "N-d", "FAQ", "Invoice FAQ", "Invoices are issued monthly.", clusters=("billing", "support")
+        ),
         NodeData("N-e", "Clarify", "Which account?", "Ask for the account."),
         NodeData("N-f", "OutOfScope", "Not about billing", "Politely refocus."),
         NodeData("N-gone", "Info", "Gone", "Removed text.", status="REMOVED", status_reason="obsolete"),
-        NodeData("N-old", "Info", "Invoices (old)", "Old text.", status="DEPRECATED", status_reason="split",
-                 labels=("L00003",)),
+        NodeData(
+            "N-old",
+            "Info",
+            "Invoices (old)",
+            "Old text.",
+            status="DEPRECATED",
+            status_reason="split",
+            labels=("L00003",),
+        ),
     )
     edges = (
         EdgeData("N-a", "N-b", "LEADS_TO", 0.8, "then show how"),
@@ -90,8 +126,12 @@ def store(request: Any, db: Any) -> Iterator[Any]:
 
     from ontology.store.neo4j_backend import Neo4jGraphStore
 
-    neo = Neo4jGraphStore(uri=os.environ["NEO4J_URI"], user=settings.NEO4J_USER, password=settings.NEO4J_PASSWORD,
-                          database=settings.NEO4J_DATABASE)
+    neo = Neo4jGraphStore(
+        uri=os.environ["NEO4J_URI"],
+        user=settings.NEO4J_USER,
+        password=settings.NEO4J_PASSWORD,
+        database=settings.NEO4J_DATABASE,
+    )
     neo.init_schema()
     # Test projects reuse database ids across tests: start and end with their Neo4j graphs empty.
     wipe = [request.getfixturevalue(name).pk for name in ("project", "other_project")]

@@ -32,8 +32,11 @@ def lint_tool() -> ModuleType:
 
 
 def statement(query: str, params: list[str]) -> dict[str, object]:
-    return {"labels": [cypher.NODE_LABEL, cypher.ALIAS_LABEL], "relationshipTypes": [cypher.EDGE_REL_TYPE],
-            "statements": [{"name": "PROBE", "query": query, "params": params}]}
+    return {
+        "labels": [cypher.NODE_LABEL, cypher.ALIAS_LABEL],
+        "relationshipTypes": [cypher.EDGE_REL_TYPE],
+        "statements": [{"name": "PROBE", "query": query, "params": params}],
+    }
 
 
 def test_every_statement_passes_neo4j_s_parser(lint_tool: ModuleType) -> None:
@@ -50,21 +53,37 @@ def test_every_statement_passes_neo4j_s_parser(lint_tool: ModuleType) -> None:
 @pytest.mark.parametrize(
     ("query", "params", "message"),
     [
-        ("MATCH (n:OntologyNode {project_id: $project_id}) RETURN m", ["project_id"],
-         "PROBE:1:57: error: Variable `m` not defined"),
-        ("MATCH (n:OntologyNode {project_id: $project_id} RETURN n", ["project_id"],
-         "PROBE:1:49: error: Invalid input 'RETURN'"),
-        ("MATCH (n:OntologyNode {project_id: $pid}) RETURN n", ["project_id"],
-         "PROBE:1:36: error: Parameter $pid is not defined."),
-        ("MATCH (n:OntologyNode {project_id: $project_id}) RETURN n", ["project_id", "node_id"],
-         "PROBE:1:1: error: Parameter $node_id is declared but not used."),
-        ("MATCH (n:OntologyNod {project_id: $project_id}) RETURN n", ["project_id"],
-         "PROBE:1:10: warning: Label OntologyNod is not present in the database."),
+        (
+            "MATCH (n:OntologyNode {project_id: $project_id}) RETURN m",
+            ["project_id"],
+            "PROBE:1:57: error: Variable `m` not defined",
+        ),
+        (
+            "MATCH (n:OntologyNode {project_id: $project_id} RETURN n",
+            ["project_id"],
+            "PROBE:1:49: error: Invalid input 'RETURN'",
+        ),
+        (
+            "MATCH (n:OntologyNode {project_id: $pid}) RETURN n",
+            ["project_id"],
+            "PROBE:1:36: error: Parameter $pid is not defined.",
+        ),
+        (
+            "MATCH (n:OntologyNode {project_id: $project_id}) RETURN n",
+            ["project_id", "node_id"],
+            "PROBE:1:1: error: Parameter $node_id is declared but not used.",
+        ),
+        (
+            "MATCH (n:OntologyNod {project_id: $project_id}) RETURN n",
+            ["project_id"],
+            "PROBE:1:10: warning: Label OntologyNod is not present in the database.",
+        ),
     ],
     ids=["undefined variable", "syntax", "undeclared parameter", "unused parameter", "misspelt label"],
 )
-def test_the_linter_catches_a_broken_statement(lint_tool: ModuleType, query: str, params: list[str],
-                                               message: str) -> None:
+def test_the_linter_catches_a_broken_statement(
+    lint_tool: ModuleType, query: str, params: list[str], message: str
+) -> None:
     result = lint_tool.lint(statement(query, params))
 
     assert result.returncode == 1
@@ -76,4 +95,3 @@ def test_declared_parameters_match_the_dollar_names_of_each_statement() -> None:
     for name, (query, params) in cypher.STATEMENTS.items():
         assert sorted(set(re.findall(r"\$([A-Za-z_]\w*)", query))) == sorted(params), name
         assert getattr(cypher, name) == query
-

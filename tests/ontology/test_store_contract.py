@@ -1,16 +1,21 @@
 """The GraphStore contract: one suite, run on every backend.
 
 The ``store`` fixture (``conftest.py``) yields the ``sql`` store always and the ``neo4j`` store when
-``NEO4J_URI`` is set. To run the suite against the Neo4j of docker compose::
+``NEO4J_URI`` is set. To run the suite against the Neo4j of docker compose (the ``contract-tests``
+service, under its own project name so it never touches production's Neo4j; docs/deploy.md §6)::
 
-    docker compose up -d neo4j
-    docker compose run --rm -e NEO4J_URI=neo4j://neo4j:7687 web \\
-        python -m pytest tests/ontology/test_store_contract.py -q
+    docker compose -p arg-contract --profile test build contract-tests
+    docker compose -p arg-contract --profile test run --rm contract-tests \
+        python -m pytest -q -p no:cacheprovider tests/ontology/test_store_contract.py
+    docker compose -p arg-contract down -v
 
-(or, from the host with the compose port published: ``NEO4J_URI=neo4j://localhost:7687
-NEO4J_PASSWORD=... .venv/bin/python -m pytest tests/ontology -q``). Without ``NEO4J_URI`` — as on
-CI, where no Neo4j server can be installed — the neo4j parameter is skipped with that reason, and
-every Cypher statement is still checked by Neo4j's parser in ``test_cypher_lint.py``.
+or, with only the compose ``neo4j`` service up (Bolt published on 127.0.0.1:7687), from the host::
+
+    NEO4J_URI=neo4j://localhost:7687 NEO4J_PASSWORD=... .venv/bin/python -m pytest tests/ontology -q
+
+Without ``NEO4J_URI`` — as on CI, where no Neo4j server can be installed — the neo4j parameter is
+skipped with that reason, and every Cypher statement is still checked by Neo4j's parser in
+``test_cypher_lint.py``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ def rules(exc: pytest.ExceptionInfo[RuleViolation]) -> list[str]:
 
 # --- whole graph ----------------------------------------------------------------------------------
 
+
 def test_replace_then_export_round_trips_exactly(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
 
@@ -48,23 +54,35 @@ def test_replace_then_export_round_trips_exactly(loaded: tuple[Any, int]) -> Non
     assert exported.nodes[1].embedding == (0.1, -0.25, 1e-9)
 
 
-def test_export_orders_nodes_edges_and_aliases_whatever_the_input_order(store: Any, project: Any,
-                                                                      taxonomy: dict[str, str]) -> None:
+def test_export_orders_nodes_edges_and_aliases_whatever_the_input_order(
+    store: Any, project: Any, taxonomy: dict[str, str]
+) -> None:
     graph = sample_graph()
     shuffled = GraphData(nodes=graph.nodes[::-1], edges=graph.edges[::-1], aliases=graph.aliases)
 
     store.replace_graph(project.pk, shuffled)
 
     exported = store.export_graph(project.pk)
-    assert [n.node_id for n in exported.nodes] == ["N-a", "N-b", "N-c", "N-d", "N-e", "N-f", "N-gone", "N-old"]
+    assert [n.node_id for n in exported.nodes] == [
+        "N-a",
+        "N-b",
+        "N-c",
+        "N-d",
+        "N-e",
+        "N-f",
+        "N-gone",
+        "N-old",
+    ]
     assert [e.key for e in exported.edges] == sorted(e.key for e in graph.edges)
     assert exported.aliases == graph.aliases
 
 
 def test_replace_discards_the_previous_graph(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
-    small = GraphData(nodes=(NodeData("X-1", "FAQ", "One", "1"), NodeData("X-2", "Info", "Two", "2")),
-                      edges=(EdgeData("X-1", "X-2", "ELABORATES", 0.4),))
+    small = GraphData(
+        nodes=(NodeData("X-1", "FAQ", "One", "1"), NodeData("X-2", "Info", "Two", "2")),
+        edges=(EdgeData("X-1", "X-2", "ELABORATES", 0.4),),
+    )
 
     store.replace_graph(pid, small)
 
@@ -88,8 +106,12 @@ def test_counts(loaded: tuple[Any, int]) -> None:
 def test_replace_with_one_bad_edge_leaves_the_old_graph_intact(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
     graph = sample_graph()
-    bad = replace(graph, nodes=graph.nodes[:3], edges=(*graph.edges[:2], EdgeData("N-a", "N-zzz", "LEADS_TO")),
-                  aliases=())
+    bad = replace(
+        graph,
+        nodes=graph.nodes[:3],
+        edges=(*graph.edges[:2], EdgeData("N-a", "N-zzz", "LEADS_TO")),
+        aliases=(),
+    )
 
     with pytest.raises(RuleViolation) as exc:
         store.replace_graph(pid, bad)
@@ -98,7 +120,9 @@ def test_replace_with_one_bad_edge_leaves_the_old_graph_intact(loaded: tuple[Any
     assert store.export_graph(pid) == sample_graph()
 
 
-def test_replace_reports_every_broken_rule_at_once(store: Any, project: Any, taxonomy: dict[str, str]) -> None:
+def test_replace_reports_every_broken_rule_at_once(
+    store: Any, project: Any, taxonomy: dict[str, str]
+) -> None:
     bad = GraphData(
         nodes=(NodeData("N 1", "Info", "t", "c"), NodeData("N-2", "Gadget", "t", "c", labels=("L00099",))),
         edges=(EdgeData("N-2", "N-2", "LEADS_TO"),),
@@ -108,22 +132,36 @@ def test_replace_reports_every_broken_rule_at_once(store: Any, project: Any, tax
     with pytest.raises(RuleViolation) as exc:
         store.replace_graph(project.pk, bad)
 
-    assert rules(exc) == ["graph.node_id_format", "graph.node_type", "graph.attach_label_exists",
-                          "graph.self_loop", "graph.alias_targets"]
+    assert rules(exc) == [
+        "graph.node_id_format",
+        "graph.node_type",
+        "graph.attach_label_exists",
+        "graph.self_loop",
+        "graph.alias_targets",
+    ]
     assert store.counts(project.pk)["nodes"] == 0
 
 
 # --- nodes ----------------------------------------------------------------------------------------
 
+
 def test_upsert_creates_then_overwrites_a_node(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
-    node = NodeData("N-new", "Shortcut", "Quick link", "Go to invoices.", labels=("L00001",), clusters=("billing",))
+    node = NodeData(
+        "N-new", "Shortcut", "Quick link", "Go to invoices.", labels=("L00001",), clusters=("billing",)
+    )
 
     store.upsert_node(pid, node)
     assert store.get_node(pid, "N-new") == node
 
-    changed = replace(node, title="Quick invoice link", labels=("L00002",), clusters=(), risk="high",
-                      embedding=(1.0, 0.0, 0.0))
+    changed = replace(
+        node,
+        title="Quick invoice link",
+        labels=("L00002",),
+        clusters=(),
+        risk="high",
+        embedding=(1.0, 0.0, 0.0),
+    )
     store.upsert_node(pid, changed)
 
     assert store.get_node(pid, "N-new") == changed
@@ -150,7 +188,9 @@ def test_node_lifecycle_active_deprecated_removed(loaded: tuple[Any, int]) -> No
 
     store.set_node_status(pid, "N-f", "DEPRECATED", "folded into N-e")
     assert (store.get_node(pid, "N-f").status, store.get_node(pid, "N-f").status_reason) == (
-        "DEPRECATED", "folded into N-e")
+        "DEPRECATED",
+        "folded into N-e",
+    )
 
     store.set_node_status(pid, "N-f", "REMOVED", "observation window over")
     assert store.get_node(pid, "N-f").status == "REMOVED"
@@ -174,8 +214,9 @@ def test_a_deprecated_node_can_come_back(loaded: tuple[Any, int]) -> None:
         ("N-f", "ARCHIVED", "why", "graph.node_status"),
     ],
 )
-def test_bad_status_changes_are_refused(loaded: tuple[Any, int], node_id: str, status: str, reason: str,
-                                        rule: str) -> None:
+def test_bad_status_changes_are_refused(
+    loaded: tuple[Any, int], node_id: str, status: str, reason: str, rule: str
+) -> None:
     store, pid = loaded
     before = store.export_graph(pid)
 
@@ -210,23 +251,32 @@ def test_status_of_an_unknown_node_is_not_found(loaded: tuple[Any, int]) -> None
 
 # --- edges ----------------------------------------------------------------------------------------
 
+
 def test_neighbours_by_direction(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
 
     assert [e.key for e in store.neighbours(pid, "N-a")] == [
-        ("N-a", "N-b", "LEADS_TO"), ("N-a", "N-c", "LEADS_TO"), ("N-a", "N-e", "CLARIFIES")]
+        ("N-a", "N-b", "LEADS_TO"),
+        ("N-a", "N-c", "LEADS_TO"),
+        ("N-a", "N-e", "CLARIFIES"),
+    ]
     assert store.neighbours(pid, "N-a", "in") == [EdgeData("N-d", "N-a", "RELATED_TO", -0.3, "inhibitory")]
     assert [e.key for e in store.neighbours(pid, "N-b", "both")] == [
-        ("N-a", "N-b", "LEADS_TO"), ("N-b", "N-d", "ELABORATES"), ("N-c", "N-b", "REQUIRES")]
+        ("N-a", "N-b", "LEADS_TO"),
+        ("N-b", "N-d", "ELABORATES"),
+        ("N-c", "N-b", "REQUIRES"),
+    ]
 
 
 def test_neighbours_by_edge_type(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
 
     assert [e.key for e in store.neighbours(pid, "N-a", "out", ("CLARIFIES", "REQUIRES"))] == [
-        ("N-a", "N-e", "CLARIFIES")]
+        ("N-a", "N-e", "CLARIFIES")
+    ]
     assert store.neighbours(pid, "N-b", "both", ("REQUIRES",)) == [
-        EdgeData("N-c", "N-b", "REQUIRES", 1.0, "must have found the invoice")]
+        EdgeData("N-c", "N-b", "REQUIRES", 1.0, "must have found the invoice")
+    ]
     assert store.neighbours(pid, "N-a", "out", ()) == []
     assert store.neighbours(pid, "N-nope", "both") == []
 
@@ -258,7 +308,10 @@ def test_an_edge_may_repeat_a_pair_with_another_type(loaded: tuple[Any, int]) ->
 
     store.add_edge(pid, EdgeData("N-a", "N-b", "SHORTCUT_TO", 0.9))
 
-    assert [e.type for e in store.neighbours(pid, "N-a", "out") if e.target == "N-b"] == ["LEADS_TO", "SHORTCUT_TO"]
+    assert [e.type for e in store.neighbours(pid, "N-a", "out") if e.target == "N-b"] == [
+        "LEADS_TO",
+        "SHORTCUT_TO",
+    ]
 
 
 def test_removing_a_missing_edge_is_not_found(loaded: tuple[Any, int]) -> None:
@@ -270,6 +323,7 @@ def test_removing_a_missing_edge_is_not_found(loaded: tuple[Any, int]) -> None:
 
 
 # --- aliases --------------------------------------------------------------------------------------
+
 
 def test_resolve_alias_follows_a_split(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
@@ -307,8 +361,11 @@ def test_add_alias_replaces_the_earlier_alias_of_its_source(loaded: tuple[Any, i
 
 # --- bad input: refused with the right rule, nothing written ---------------------------------------
 
+
 def _node(**changes: Any) -> NodeData:
-    return replace(NodeData("N-new", "Info", "New", "text", labels=("L00001",), clusters=("billing",)), **changes)
+    return replace(
+        NodeData("N-new", "Info", "New", "text", labels=("L00001",), clusters=("billing",)), **changes
+    )
 
 
 BAD_WRITES: list[tuple[str, Callable[[Any, int], None], list[str]]] = [
@@ -320,31 +377,65 @@ BAD_WRITES: list[tuple[str, Callable[[Any, int], None], list[str]]] = [
     ("title size", lambda s, p: s.upsert_node(p, _node(title="x" * 201)), ["graph.field_size"]),
     ("empty title", lambda s, p: s.upsert_node(p, _node(title=" ")), ["graph.field_size"]),
     ("chunk size", lambda s, p: s.upsert_node(p, _node(chunk="x" * 10_001)), ["graph.field_size"]),
-    ("unknown label", lambda s, p: s.upsert_node(p, _node(labels=("L00099",))), ["graph.attach_label_exists"]),
-    ("deprecated label", lambda s, p: s.upsert_node(p, _node(labels=("L00003",))),
-     ["graph.attach_label_deprecated"]),
-    ("unknown cluster", lambda s, p: s.upsert_node(p, _node(clusters=("hr",))), ["graph.attach_cluster_exists"]),
+    (
+        "unknown label",
+        lambda s, p: s.upsert_node(p, _node(labels=("L00099",))),
+        ["graph.attach_label_exists"],
+    ),
+    (
+        "deprecated label",
+        lambda s, p: s.upsert_node(p, _node(labels=("L00003",))),
+        ["graph.attach_label_deprecated"],
+    ),
+    (
+        "unknown cluster",
+        lambda s, p: s.upsert_node(p, _node(clusters=("hr",))),
+        ["graph.attach_cluster_exists"],
+    ),
     ("action handler", lambda s, p: s.upsert_node(p, _node(type="DirectAction")), ["graph.action_fields"]),
     ("embedding", lambda s, p: s.upsert_node(p, _node(embedding=(float("nan"),))), ["graph.embedding"]),
-    ("edge to unknown", lambda s, p: s.add_edge(p, EdgeData("N-a", "N-zzz", "LEADS_TO")),
-     ["graph.edge_endpoint_exists"]),
-    ("edge to REMOVED", lambda s, p: s.add_edge(p, EdgeData("N-a", "N-gone", "LEADS_TO")),
-     ["graph.edge_endpoint_removed"]),
+    (
+        "edge to unknown",
+        lambda s, p: s.add_edge(p, EdgeData("N-a", "N-zzz", "LEADS_TO")),
+        ["graph.edge_endpoint_exists"],
+    ),
+    (
+        "edge to REMOVED",
+        lambda s, p: s.add_edge(p, EdgeData("N-a", "N-gone", "LEADS_TO")),
+        ["graph.edge_endpoint_removed"],
+    ),
     ("self-loop", lambda s, p: s.add_edge(p, EdgeData("N-a", "N-a", "RELATED_TO")), ["graph.self_loop"]),
     ("edge type", lambda s, p: s.add_edge(p, EdgeData("N-a", "N-f", "TELEPORTS_TO")), ["graph.edge_type"]),
-    ("edge weight", lambda s, p: s.add_edge(p, EdgeData("N-a", "N-f", "LEADS_TO", 1.5)), ["graph.edge_weight"]),
-    ("duplicate edge", lambda s, p: s.add_edge(p, EdgeData("N-a", "N-b", "LEADS_TO", 0.1)), ["graph.edge_unique"]),
-    ("alias source", lambda s, p: s.add_alias(p, AliasData("N-zzz", ("N-a",))), ["graph.alias_source_exists"]),
+    (
+        "edge weight",
+        lambda s, p: s.add_edge(p, EdgeData("N-a", "N-f", "LEADS_TO", 1.5)),
+        ["graph.edge_weight"],
+    ),
+    (
+        "duplicate edge",
+        lambda s, p: s.add_edge(p, EdgeData("N-a", "N-b", "LEADS_TO", 0.1)),
+        ["graph.edge_unique"],
+    ),
+    (
+        "alias source",
+        lambda s, p: s.add_alias(p, AliasData("N-zzz", ("N-a",))),
+        ["graph.alias_source_exists"],
+    ),
     ("split without children", lambda s, p: s.add_alias(p, AliasData("N-a", ())), ["graph.alias_targets"]),
-    ("alias to unknown", lambda s, p: s.add_alias(p, AliasData("N-a", ("N-b", "N-zzz"))), ["graph.alias_targets"]),
+    (
+        "alias to unknown",
+        lambda s, p: s.add_alias(p, AliasData("N-a", ("N-b", "N-zzz"))),
+        ["graph.alias_targets"],
+    ),
     ("alias to itself", lambda s, p: s.add_alias(p, AliasData("N-a", ("N-a",))), ["graph.alias_targets"]),
     ("alias to REMOVED", lambda s, p: s.add_alias(p, AliasData("N-a", ("N-gone",))), ["graph.alias_targets"]),
 ]
 
 
 @pytest.mark.parametrize(("what", "write", "expected"), BAD_WRITES, ids=[w[0] for w in BAD_WRITES])
-def test_bad_writes_are_refused_and_write_nothing(loaded: tuple[Any, int], what: str,
-                                                  write: Callable[[Any, int], None], expected: list[str]) -> None:
+def test_bad_writes_are_refused_and_write_nothing(
+    loaded: tuple[Any, int], what: str, write: Callable[[Any, int], None], expected: list[str]
+) -> None:
     store, pid = loaded
     before_counts = store.counts(pid)
 
@@ -368,8 +459,10 @@ def test_a_refused_overwrite_keeps_the_stored_node(loaded: tuple[Any, int]) -> N
 
 # --- project isolation ----------------------------------------------------------------------------
 
-def test_two_projects_graphs_never_mix(store: Any, project: Any, other_project: Any, taxonomy: dict[str, str],
-                                       other_taxonomy: dict[str, str]) -> None:
+
+def test_two_projects_graphs_never_mix(
+    store: Any, project: Any, other_project: Any, taxonomy: dict[str, str], other_taxonomy: dict[str, str]
+) -> None:
     theirs = GraphData(
         nodes=(NodeData("N-a", "FAQ", "Their N-a", "theirs"), NodeData("N-z", "Info", "Only theirs", "z")),
         edges=(EdgeData("N-z", "N-a", "ELABORATES", 0.2),),

@@ -64,6 +64,8 @@ NODE_CASES = [
     (replace(NEW, preconditions=("",)), [("graph.field_size", "preconditions")]),
     (replace(NEW, embedding=()), [("graph.embedding", "embedding")]),
     (replace(NEW, embedding=(1.0, 2.0, float("inf"))), [("graph.embedding", "embedding")]),
+    (replace(NEW, embedding=(1.0, "2", 3.0)), [("graph.embedding", "embedding")]),  # type: ignore[arg-type]
+    (replace(NEW, embedding=(1.0, None, 3.0)), [("graph.embedding", "embedding")]),  # type: ignore[arg-type]
     (replace(NEW, labels=("L00099",)), [("graph.attach_label_exists", "labels")]),
     (replace(NEW, labels=("L00003",)), [("graph.attach_label_deprecated", "labels")]),
     (replace(NEW, labels=("L00001", "L00001")), [("graph.attach_unique", "labels")]),
@@ -72,7 +74,10 @@ NODE_CASES = [
     (replace(NEW, type="Action"), [("graph.action_fields", "handler")]),
     (replace(NEW, type="DirectAction", handler="  "), [("graph.action_fields", "handler")]),
     (replace(NEW, parameters=(ParameterSpec("bad name"),)), [("graph.action_fields", "parameters")]),
-    (replace(NEW, parameters=(ParameterSpec("a"), ParameterSpec("a"))), [("graph.action_fields", "parameters")]),
+    (
+        replace(NEW, parameters=(ParameterSpec("a"), ParameterSpec("a"))),
+        [("graph.action_fields", "parameters")],
+    ),
     (replace(NEW, parameters=(ParameterSpec("a", type=""),)), [("graph.action_fields", "parameters")]),
 ]
 
@@ -83,9 +88,14 @@ def test_node_rules(node: NodeData, expected: list[tuple[str, str]]) -> None:
 
 
 def test_a_well_formed_action_passes() -> None:
-    action = replace(NEW, type="Action", handler="python:billing.refund", risk="high",
-                     parameters=(ParameterSpec("invoice_id", "string", True, "which invoice"),),
-                     preconditions=("customer verified",))
+    action = replace(
+        NEW,
+        type="Action",
+        handler="python:billing.refund",
+        risk="high",
+        parameters=(ParameterSpec("invoice_id", "string", True, "which invoice"),),
+        preconditions=("customer verified",),
+    )
 
     assert check(with_node(action)) == []
 
@@ -173,8 +183,12 @@ def test_violations_carry_the_location_given_for_the_item() -> None:
         edges=(EdgeData("N-1", "N-9", "LEADS_TO"),),
         aliases=(AliasData("N-2", ()),),
     )
-    locations = {"node:N-1": "nodes[0]", "node:N-2": "nodes[1]", "edge:N-1|N-9|LEADS_TO": "edges[0]",
-                 "alias:N-2": "aliases[0]"}
+    locations = {
+        "node:N-1": "nodes[0]",
+        "node:N-2": "nodes[1]",
+        "edge:N-1|N-9|LEADS_TO": "edges[0]",
+        "alias:N-2": "aliases[0]",
+    }
 
     violations = check(graph, locations=locations)
 
@@ -202,7 +216,9 @@ def test_violations_carry_the_location_given_for_the_item() -> None:
     ],
 )
 def test_status_change_rules(current: str, new: str, reason: str, touching: int, expected: list[str]) -> None:
-    violations = status_change_violations("N-1", current=current, new=new, reason=reason, touching_edges=touching)
+    violations = status_change_violations(
+        "N-1", current=current, new=new, reason=reason, touching_edges=touching
+    )
 
     assert [v.rule for v in violations] == expected
 
@@ -218,5 +234,7 @@ def test_status_change_rules(current: str, new: str, reason: str, touching: int,
         ({"A": ("B",), "B": ("C",), "C": ("A", "D")}, "A", ("D",)),
     ],
 )
-def test_resolve_alias_chain(table: dict[str, tuple[str, ...]], start: str, expected: tuple[str, ...]) -> None:
+def test_resolve_alias_chain(
+    table: dict[str, tuple[str, ...]], start: str, expected: tuple[str, ...]
+) -> None:
     assert resolve_alias_chain(table, start) == expected

@@ -7,7 +7,6 @@ recorded in ``arg_platform.env.ENV_VARS`` by a fresh interpreter in each mode.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -35,8 +34,11 @@ SUBSTITUTION = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?]
 
 
 def clean_env(**variables: str) -> dict[str, str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp"),
-           "DJANGO_SETTINGS_MODULE": "arg_platform.settings"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "DJANGO_SETTINGS_MODULE": "arg_platform.settings",
+    }
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LANG", "LC_ALL"):
         if name in os.environ:
             env[name] = os.environ[name]
@@ -45,27 +47,38 @@ def clean_env(**variables: str) -> dict[str, str]:
 
 
 def run_python(code: str, variables: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean_env(**variables),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=clean_env(**variables),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-@functools.cache
-def settings_variables(data_dir: str) -> frozenset[str]:
-    """Every name the settings read, embedded and production (some are read in one mode only)."""
-    code = "from arg_platform import settings; from arg_platform.env import ENV_VARS; print(json.dumps(list(ENV_VARS)))"
-    names: set[str] = set()
-    for variables in ({"ARG_DATA_DIR": data_dir},
-                      {"ARG_DATA_DIR": data_dir, "ARG_ENV": "production", "ARG_SECRET_KEY": secrets.token_urlsafe(64),
-                       "ARG_ALLOWED_HOSTS": "arg.example.com"}):
-        names.update(json.loads(run_python("import json; " + code, variables)))
-    return frozenset(names)
-
-
 @pytest.fixture(scope="module")
 def settings_names(tmp_path_factory: pytest.TempPathFactory) -> frozenset[str]:
-    return settings_variables(str(tmp_path_factory.mktemp("data")))
+    """Every name the settings read, embedded and production (some are read in one mode only)."""
+    data_dir = str(tmp_path_factory.mktemp("data"))
+    code = (
+        "import json; from arg_platform import settings;"
+        "from arg_platform.env import ENV_VARS; print(json.dumps(list(ENV_VARS)))"
+    )
+    names: set[str] = set()
+    for variables in (
+        {"ARG_DATA_DIR": data_dir},
+        {
+            "ARG_DATA_DIR": data_dir,
+            "ARG_ENV": "production",
+            "ARG_SECRET_KEY": secrets.token_urlsafe(64),
+            "ARG_ALLOWED_HOSTS": "arg.example.com",
+        },
+    ):
+        names.update(json.loads(run_python(code, variables)))
+    return frozenset(names)
 
 
 def environment(service: dict) -> dict[str, str]:
@@ -177,15 +190,20 @@ def test_app_healthchecks_need_no_curl():
     assert "urllib.request" in SERVICES["web"]["healthcheck"]["test"][3]
 
 
-def test_web_healthcheck_sends_an_allowed_host(tmp_path):
+def test_web_healthcheck_sends_an_allowed_host():
     # Django answers 400 to a Host outside ALLOWED_HOSTS, so the probe derives one from the setting.
     code = SERVICES["web"]["healthcheck"]["test"][3]
     headers_code = code.split("r.urlopen(")[0] + "print(h)"
-    seen = {hosts: run_python(headers_code, {"ARG_ALLOWED_HOSTS": hosts}).strip()
-            for hosts in ("arg.example.com,www.example.com", ".example.com", "*")}
+    seen = {
+        hosts: run_python(headers_code, {"ARG_ALLOWED_HOSTS": hosts}).strip()
+        for hosts in ("arg.example.com,www.example.com", ".example.com", "*")
+    }
 
-    assert seen == {"arg.example.com,www.example.com": "arg.example.com", ".example.com": "example.com",
-                    "*": "localhost"}
+    assert seen == {
+        "arg.example.com,www.example.com": "arg.example.com",
+        ".example.com": "example.com",
+        "*": "localhost",
+    }
 
 
 @pytest.mark.parametrize("name", APP_SERVICES)
@@ -233,8 +251,12 @@ def test_data_lives_on_declared_named_volumes():
     named = {mount.split(":", 1)[0] for service in SERVICES.values() for mount in service.get("volumes", [])}
 
     assert named == declared
-    assert {("neo4j", "/data"), ("postgres", "/var/lib/postgresql/data"), ("redis", "/data"),
-            ("beat", "/app/var/celery")} <= mounts
+    assert {
+        ("neo4j", "/data"),
+        ("postgres", "/var/lib/postgresql/data"),
+        ("redis", "/data"),
+        ("beat", "/app/var/celery"),
+    } <= mounts
 
 
 def test_neo4j_is_5_26_with_the_gds_plugin_and_memory_settings():
@@ -244,8 +266,11 @@ def test_neo4j_is_5_26_with_the_gds_plugin_and_memory_settings():
     assert neo4j["image"] == "neo4j:5.26-community"
     assert json.loads(env["NEO4J_PLUGINS"]) == ["graph-data-science"]
     assert env["NEO4J_dbms_security_procedures_unrestricted"] == "gds.*"
-    assert {"NEO4J_server_memory_heap_initial__size", "NEO4J_server_memory_heap_max__size",
-            "NEO4J_server_memory_pagecache_size"} <= set(env)
+    assert {
+        "NEO4J_server_memory_heap_initial__size",
+        "NEO4J_server_memory_heap_max__size",
+        "NEO4J_server_memory_pagecache_size",
+    } <= set(env)
 
 
 def test_deploy_doc_names_the_neo4j_and_gds_pairing():
@@ -317,8 +342,12 @@ def test_no_secret_is_written_in_the_compose_file():
 def test_compose_environment_configures_production_settings(tmp_path):
     # Given the .env an operator writes: the example with the four required values filled in.
     dotenv = {name: value for name, (value, active) in env_example_entries().items() if active}
-    dotenv |= {"ARG_SECRET_KEY": secrets.token_urlsafe(64), "ARG_ALLOWED_HOSTS": "arg.example.com",
-               "NEO4J_PASSWORD": "neo4j-password-1", "POSTGRES_PASSWORD": "postgres-password-1"}
+    dotenv |= {
+        "ARG_SECRET_KEY": secrets.token_urlsafe(64),
+        "ARG_ALLOWED_HOSTS": "arg.example.com",
+        "NEO4J_PASSWORD": "neo4j-password-1",
+        "POSTGRES_PASSWORD": "postgres-password-1",
+    }
     env = {name: interpolate(value, dotenv) for name, value in environment(SERVICES["web"]).items()}
     env["ARG_DATA_DIR"] = str(tmp_path)  # /app/var exists in the image, not on this machine
     code = (
@@ -331,21 +360,45 @@ def test_compose_environment_configures_production_settings(tmp_path):
     seen = json.loads(run_python(code, env))
 
     assert seen == [
-        "django.db.backends.postgresql", "postgres", "arg", "arg", "postgres-password-1", "neo4j",
-        "neo4j://neo4j:7687", "neo4j-password-1", "redis://redis:6379/0", "redis://redis:6379/1",
-        ["arg.example.com"], "json", False, True, 31_536_000, 64, "",
+        "django.db.backends.postgresql",
+        "postgres",
+        "arg",
+        "arg",
+        "postgres-password-1",
+        "neo4j",
+        "neo4j://neo4j:7687",
+        "neo4j-password-1",
+        "redis://redis:6379/0",
+        "redis://redis:6379/1",
+        ["arg.example.com"],
+        "json",
+        False,
+        True,
+        31_536_000,
+        64,
+        "",
     ]
 
 
 def test_compose_environment_passes_the_deploy_check(tmp_path):
     dotenv = {name: value for name, (value, active) in env_example_entries().items() if active}
-    dotenv |= {"ARG_SECRET_KEY": secrets.token_urlsafe(64), "ARG_ALLOWED_HOSTS": "arg.example.com",
-               "NEO4J_PASSWORD": "neo4j-password-1", "POSTGRES_PASSWORD": "postgres-password-1"}
+    dotenv |= {
+        "ARG_SECRET_KEY": secrets.token_urlsafe(64),
+        "ARG_ALLOWED_HOSTS": "arg.example.com",
+        "NEO4J_PASSWORD": "neo4j-password-1",
+        "POSTGRES_PASSWORD": "postgres-password-1",
+    }
     env = {name: interpolate(value, dotenv) for name, value in environment(SERVICES["web"]).items()}
     env["ARG_DATA_DIR"] = str(tmp_path)
 
-    done = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                          cwd=ROOT, env=clean_env(**env), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "System check identified no issues (0 silenced).\n"
@@ -388,8 +441,16 @@ def test_env_example_values_are_the_defaults(tmp_path):
     )
 
     assert json.loads(run_python(code, active)) == [
-        "embedded", "django.db.backends.sqlite3", "sql", "filesystem://", "text", False,
-        ["localhost", "127.0.0.1", "[::1]", "testserver"], 2, 64, 20,
+        "embedded",
+        "django.db.backends.sqlite3",
+        "sql",
+        "filesystem://",
+        "text",
+        False,
+        ["localhost", "127.0.0.1", "[::1]", "testserver"],
+        2,
+        64,
+        20,
     ]
 
 
@@ -421,8 +482,14 @@ def test_dockerfile_runs_offline_as_a_non_root_user():
 def test_dockerfile_environment_is_settings_or_runtime(settings_names):
     names = set(re.findall(r"^\s*(?:ENV\s+)?([A-Z][A-Z0-9_]*)=\S+\s*\\?$", dockerfile_stage("runtime"), re.M))
 
-    assert names == {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
-                     "DJANGO_SETTINGS_MODULE", "ARG_DATA_DIR"}
+    assert names == {
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "HF_HUB_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "DJANGO_SETTINGS_MODULE",
+        "ARG_DATA_DIR",
+    }
     assert names & settings_names == {"ARG_DATA_DIR"}
 
 

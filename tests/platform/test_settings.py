@@ -41,8 +41,11 @@ print(json.dumps({
 
 def clean_env(home: Path, **variables: str) -> dict[str, str]:
     """Only what a process needs to run, plus ``variables``; nothing of the test process's ARG_* leaks."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-           "DJANGO_SETTINGS_MODULE": "arg_platform.settings"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "DJANGO_SETTINGS_MODULE": "arg_platform.settings",
+    }
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LANG", "LC_ALL"):  # machine quirks, not config
         if name in os.environ:
             env[name] = os.environ[name]
@@ -51,8 +54,14 @@ def clean_env(home: Path, **variables: str) -> dict[str, str]:
 
 
 def probe(home: Path, **variables: str) -> tuple[int, dict]:
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean_env(home, **variables),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=clean_env(home, **variables),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode in (0, 3), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -63,8 +72,13 @@ def strong_secret() -> str:
 
 def production(tmp_path: Path, **variables: str) -> dict[str, str]:
     """A complete production configuration on a throwaway SQLite file, overridable per test."""
-    base = {"ARG_ENV": "production", "ARG_SECRET_KEY": strong_secret(), "ARG_ALLOWED_HOSTS": "arg.example.com",
-            "ARG_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": f"sqlite:///{tmp_path / 'arg.sqlite3'}"}
+    base = {
+        "ARG_ENV": "production",
+        "ARG_SECRET_KEY": strong_secret(),
+        "ARG_ALLOWED_HOSTS": "arg.example.com",
+        "ARG_DATA_DIR": str(tmp_path / "data"),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'arg.sqlite3'}",
+    }
     base.update(variables)
     return {name: value for name, value in base.items() if value is not None}
 
@@ -72,7 +86,11 @@ def production(tmp_path: Path, **variables: str) -> dict[str, str]:
 def check_deploy(tmp_path: Path, variables: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=clean_env(tmp_path, **variables), capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=clean_env(tmp_path, **variables),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -104,8 +122,17 @@ def test_embedded_data_dir_moves_database_and_celery_files(tmp_path):
 
 def test_empty_values_mean_the_defaults(tmp_path):
     # What an operator gets from `NAME=` lines in a copied .env.example.
-    code, out = probe(tmp_path, ARG_ENV="", DATABASE_URL="", ARG_GRAPH_BACKEND="", CELERY_BROKER_URL="",
-                      ARG_LOG_FORMAT="", ARG_DEBUG="", ARG_DB_CONN_MAX_AGE="", ARG_ALLOWED_HOSTS="")
+    code, out = probe(
+        tmp_path,
+        ARG_ENV="",
+        DATABASE_URL="",
+        ARG_GRAPH_BACKEND="",
+        CELERY_BROKER_URL="",
+        ARG_LOG_FORMAT="",
+        ARG_DEBUG="",
+        ARG_DB_CONN_MAX_AGE="",
+        ARG_ALLOWED_HOSTS="",
+    )
 
     assert code == 0
     assert out["engine"] == "django.db.backends.sqlite3"
@@ -118,10 +145,17 @@ def test_empty_values_mean_the_defaults(tmp_path):
 
 
 def test_production_reads_postgres_neo4j_and_redis(tmp_path):
-    code, out = probe(tmp_path, **production(
-        tmp_path, DATABASE_URL="postgres://arg:pw@postgres:5432/arg", ARG_GRAPH_BACKEND="neo4j",
-        NEO4J_URI="neo4j://neo4j:7687", CELERY_BROKER_URL="redis://redis:6379/0",
-        CELERY_RESULT_BACKEND="redis://redis:6379/1"))
+    code, out = probe(
+        tmp_path,
+        **production(
+            tmp_path,
+            DATABASE_URL="postgres://arg:pw@postgres:5432/arg",
+            ARG_GRAPH_BACKEND="neo4j",
+            NEO4J_URI="neo4j://neo4j:7687",
+            CELERY_BROKER_URL="redis://redis:6379/0",
+            CELERY_RESULT_BACKEND="redis://redis:6379/1",
+        ),
+    )
 
     assert code == 0
     assert out["engine"] == "django.db.backends.postgresql"
@@ -143,12 +177,22 @@ def test_production_reads_postgres_neo4j_and_redis(tmp_path):
         ({"ARG_SECRET_KEY": ""}, "ARG_SECRET_KEY must be set when ARG_ENV=production"),
         ({"ARG_ALLOWED_HOSTS": None}, "ARG_ALLOWED_HOSTS must be set when ARG_ENV=production"),
         ({"ARG_ALLOWED_HOSTS": " , "}, "ARG_ALLOWED_HOSTS must be set when ARG_ENV=production"),
-        ({"ARG_SECRET_KEY": "too-short-for-production"},
-         "ARG_SECRET_KEY must be at least 50 characters with 5 distinct ones"),
+        (
+            {"ARG_SECRET_KEY": "too-short-for-production"},
+            "ARG_SECRET_KEY must be at least 50 characters with 5 distinct ones",
+        ),
         ({"ARG_SECRET_KEY": "ab" * 40}, "ARG_SECRET_KEY must be at least 50 characters with 5 distinct ones"),
         ({"ARG_DEBUG": "true"}, "ARG_DEBUG must be false when ARG_ENV=production"),
     ],
-    ids=["no-secret", "empty-secret", "no-hosts", "blank-hosts", "short-secret", "low-entropy-secret", "debug"],
+    ids=[
+        "no-secret",
+        "empty-secret",
+        "no-hosts",
+        "blank-hosts",
+        "short-secret",
+        "low-entropy-secret",
+        "debug",
+    ],
 )
 def test_production_refuses_to_start_without_secret_and_hosts(tmp_path, variables, message):
     code, out = probe(tmp_path, **production(tmp_path, **variables))
@@ -158,9 +202,14 @@ def test_production_refuses_to_start_without_secret_and_hosts(tmp_path, variable
 
 
 def test_production_refusal_stops_manage_py_with_the_name(tmp_path):
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT,
-                          env=clean_env(tmp_path, **production(tmp_path, ARG_SECRET_KEY=None)),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=clean_env(tmp_path, **production(tmp_path, ARG_SECRET_KEY=None)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1] == (

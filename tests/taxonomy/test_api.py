@@ -281,3 +281,21 @@ def test_pack_download_and_upload_through_the_api(project, expert, api_as, token
     assert "taxonomy.no_cycles" in resp.json()["rules"]
     assert Label.objects.get(project=project, label_id="L00001").parent_id is None
     assert token_client(project).get(url(project, "pack/")).status_code == 403
+
+
+def test_deprecating_a_label_still_attached_to_active_nodes_is_refused(expert, api_as):
+    from projects.services import membership_set
+    from taxonomy.packs import pack_import, pack_read
+    from tests.taxonomy.test_packs import SMALL
+
+    tiny = pack_import(pack_read(SMALL)).project
+    membership_set(project=tiny, user=expert, role="expert")
+    resp = api_as(expert).post(
+        "/api/v1/projects/tiny/labels/L00002/status/",
+        {"status": "DEPRECATED", "reason": "merged"},
+        format="json",
+    )
+    assert resp.status_code == 400
+    assert resp.json()["rules"] == ["taxonomy.label_attached"]
+    assert "N-invoice-download" in resp.json()["detail"]
+    assert Label.objects.get(project=tiny, label_id="L00002").status == "ACTIVE"

@@ -24,8 +24,12 @@ class Command(BaseCommand):
         uri = options["uri"] or settings.NEO4J_URI
         if not uri:
             raise CommandError("no Neo4j to talk to: set NEO4J_URI or pass --uri")
-        store = Neo4jGraphStore(uri=uri, user=settings.NEO4J_USER, password=settings.NEO4J_PASSWORD,
-                                database=settings.NEO4J_DATABASE)
+        store = Neo4jGraphStore(
+            uri=uri,
+            user=settings.NEO4J_USER,
+            password=settings.NEO4J_PASSWORD,
+            database=settings.NEO4J_DATABASE,
+        )
         try:
             for name in store.init_schema():
                 self.stdout.write(f"ok {name}")

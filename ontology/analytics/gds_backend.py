@@ -1,0 +1,143 @@
+"""Structural analytics through Neo4j Graph Data Science (the ``neo4j`` backend's way).
+
+With the ``graphdatascience`` client: an in-memory GDS graph is projected from the project's ACTIVE
+``:OntologyNode``s with a Cypher projection (``gds.graph.project``), Louvain (``gds.louvain.stream``)
+and Node Similarity (``gds.nodeSimilarity.stream``, topK) stream their results, and the projection is
+dropped in ``finally`` whatever happens. SimRank (GDS has none), modularity, degree and PageRank are
+then computed in Python exactly as by the networkx backend, from the same projection of the
+``GraphData`` handed in — which must be the graph stored in Neo4j for ``project_id`` (a node that GDS
+returns but the ``GraphData`` lacks is refused).
+
+The GDS projection equals ``projection.build_projection``: one undirected relationship per pair of
+ACTIVE nodes joined by any edge, weighted by the sum of ``|weight|``. GDS Louvain has no random seed;
+it runs with concurrency 1, which makes it deterministic (``seed`` still drives the SimRank splits).
+
+Every Cypher statement sent is a named entry of ``GDS_STATEMENTS`` (name → (query, declared
+parameters)) and goes through ``_run``, which refuses other parameters — so CI lints them with Neo4j's
+parser next to ``ontology.store.cypher.STATEMENTS``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+
+from ..store.port import GraphData
+from .networkx_backend import AnalyticsOptions, StageTimer, finish_signals
+from .projection import build_projection, rank_rows, relabel_communities
+from .signals import StructuralSignals
+
+GDS_PROJECT_ACTIVE = (
+    "MATCH (s:OntologyNode {project_id: $project_id, status: 'ACTIVE'}) "
+    "OPTIONAL MATCH (s)-[r:EDGE]-(t:OntologyNode {project_id: $project_id, status: 'ACTIVE'}) "
+    "WHERE s.node_id < t.node_id "
+    "WITH s, t, sum(abs(r.weight)) AS weight "
+    "RETURN gds.graph.project($graph_name, s, t, {relationshipProperties: {weight: weight}}, "
+    "{undirectedRelationshipTypes: ['*']})"
+)
+GDS_LOUVAIN_STREAM = (
+    "CALL gds.louvain.stream($graph_name, {relationshipWeightProperty: 'weight', concurrency: 1}) "
+    "YIELD nodeId, communityId "
+    "RETURN gds.util.asNode(nodeId).node_id AS node_id, communityId AS community_id"
+)
+GDS_NODE_SIMILARITY_STREAM = (
+    "CALL gds.nodeSimilarity.stream($graph_name, {topK: $top_k, degreeCutoff: 1}) "
+    "YIELD node1, node2, similarity "
+    "RETURN gds.util.asNode(node1).node_id AS source, gds.util.asNode(node2).node_id AS target, "
+    "similarity"
+)
+GDS_DROP_GRAPH = "CALL gds.graph.drop($graph_name, false) YIELD graphName RETURN graphName"
+
+GDS_STATEMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "GDS_PROJECT_ACTIVE": (GDS_PROJECT_ACTIVE, ("project_id", "graph_name")),
+    "GDS_LOUVAIN_STREAM": (GDS_LOUVAIN_STREAM, ("graph_name",)),
+    "GDS_NODE_SIMILARITY_STREAM": (GDS_NODE_SIMILARITY_STREAM, ("graph_name", "top_k")),
+    "GDS_DROP_GRAPH": (GDS_DROP_GRAPH, ("graph_name",)),
+}
+
+
+def _run(gds: Any, name: str, **params: Any) -> Any:
+    """Send the named statement with ``gds.run_cypher``; its parameters must be the declared ones."""
+    query, declared = GDS_STATEMENTS[name]
+    if set(params) != set(declared):
+        raise TypeError(f"cypher {name}: parameters {sorted(params)} differ from declared {sorted(declared)}")
+    return gds.run_cypher(query, params)
+
+
+def gds_client_from_settings() -> Any:
+    """A ``GraphDataScience`` client on the configured Neo4j (``NEO4J_URI`` …)."""
+    from django.conf import settings
+    from graphdatascience import GraphDataScience
+
+    if not settings.NEO4J_URI:
+        raise ValueError("the gds analytics backend needs NEO4J_URI")
+    return GraphDataScience(
+        settings.NEO4J_URI,
+        auth=(settings.NEO4J_USER, settings.NEO4J_PASSWORD),
+        database=settings.NEO4J_DATABASE,
+    )
+
+
+def _indices(index: dict[str, int], node_ids: list[str], project_id: int) -> np.ndarray:
+    try:
+        return np.asarray([index[node_id] for node_id in node_ids], dtype=np.int64)
+    except KeyError as exc:
+        raise ValueError(
+            f"GDS returned node {exc.args[0]!r} that the analysed graph of project {project_id} lacks: "
+            "the GraphData differs from the graph stored in Neo4j"
+        ) from None
+
+
+def compute_gds(
+    graph: GraphData, options: AnalyticsOptions, *, project_id: int, gds: Any | None = None
+) -> StructuralSignals:
+    """All structural signals of ``graph`` (= the Neo4j graph of ``project_id``), Louvain and Node
+    Similarity by GDS. ``gds`` is a ``GraphDataScience`` client (one from settings when None, closed
+    after use)."""
+    timer = StageTimer()
+    with timer("projection"):
+        projection = build_projection(graph)
+    index = {node_id: i for i, node_id in enumerate(projection.node_ids)}
+    n = projection.size
+    community = np.arange(n, dtype=np.int64)
+    jaccard: tuple[np.ndarray, np.ndarray, np.ndarray] = (
+        np.zeros(0, dtype=np.int64),
+        np.zeros(0, dtype=np.int64),
+        np.zeros(0),
+    )
+    if n:
+        own_client = gds is None
+        client = gds_client_from_settings() if gds is None else gds
+        graph_name = f"arg-analytics-{project_id}-{uuid.uuid4().hex[:12]}"
+        try:
+            with timer("gds_projection"):
+                _run(client, "GDS_PROJECT_ACTIVE", project_id=project_id, graph_name=graph_name)
+            with timer("louvain"):
+                frame = _run(client, "GDS_LOUVAIN_STREAM", graph_name=graph_name)
+                members = _indices(index, list(frame["node_id"]), project_id)
+                groups: dict[int, list[int]] = {}
+                for i, c in zip(members.tolist(), [int(x) for x in frame["community_id"]], strict=True):
+                    groups.setdefault(c, []).append(i)
+                community = relabel_communities(groups.values(), n)
+            with timer("jaccard"):
+                if options.jaccard_top_k <= 0:  # GDS refuses topK 0; nothing to keep anyway
+                    return finish_signals(
+                        projection, community, jaccard, options=options, timer=timer, computed_with="gds"
+                    )
+                frame = _run(
+                    client, "GDS_NODE_SIMILARITY_STREAM", graph_name=graph_name, top_k=options.jaccard_top_k
+                )
+                rows = _indices(index, list(frame["source"]), project_id)
+                cols = _indices(index, list(frame["target"]), project_id)
+                scores = np.round(np.asarray(list(frame["similarity"]), dtype=np.float64), 6)
+                best = rank_rows(rows, cols, scores, options.jaccard_top_k)
+                jaccard = (rows[best], cols[best], scores[best])
+        finally:
+            try:
+                _run(client, "GDS_DROP_GRAPH", graph_name=graph_name)
+            finally:
+                if own_client:
+                    client.close()
+    return finish_signals(projection, community, jaccard, options=options, timer=timer, computed_with="gds")

@@ -1,0 +1,99 @@
+"""The per-process registry of active-release snapshots (ARCHITECTURE decision 3).
+
+``pin_snapshot(project_id)`` returns the frozen ``GraphSnapshot`` of the project's active release.
+A request pins it once and uses that object to the end, so a release published or rolled back
+meanwhile cannot change what the request sees. The registry checks which release is active at most
+every ``ARG_SNAPSHOT_CHECK_S`` seconds (one indexed query) and, when it changed, loads the new bundle
+and replaces the entry with a single reference assignment — readers see the old snapshot or the new
+one, never a mixture. Every web and worker process holds its own registry.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from .snapshot import GraphSnapshot
+
+
+@dataclass(frozen=True)
+class _Entry:
+    snapshot: GraphSnapshot | None
+    checked_at: float
+
+
+class SnapshotRegistry:
+    def __init__(
+        self,
+        *,
+        check_interval_s: float | None = None,
+        loader: Callable[[int, int], GraphSnapshot] | None = None,
+    ) -> None:
+        self.check_interval_s = check_interval_s
+        self._loader = loader
+        self._entries: dict[int, _Entry] = {}
+        self._locks: dict[int, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.loads = 0
+
+    def _interval(self) -> float:
+        if self.check_interval_s is not None:
+            return self.check_interval_s
+        return float(getattr(settings, "SNAPSHOT_CHECK_S", 1.0))
+
+    def _lock(self, project_id: int) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(project_id, threading.Lock())
+
+    @staticmethod
+    def _active(project_id: int) -> int | None:
+        from .models import Release
+
+        return (
+            Release.objects.filter(project_id=project_id, is_active=True).values_list("pk", flat=True).first()
+        )
+
+    def _load(self, project_id: int, release_id: int) -> GraphSnapshot:
+        if self._loader is not None:
+            return self._loader(project_id, release_id)
+        from .models import Release
+        from .releases import release_snapshot
+
+        return release_snapshot(release=Release.objects.get(pk=release_id))
+
+    def pin(self, project_id: int, *, force_check: bool = False) -> GraphSnapshot | None:
+        """The active release's snapshot (None when the project has no release)."""
+        entry = self._entries.get(project_id)
+        now = time.monotonic()
+        if entry is not None and not force_check and now - entry.checked_at < self._interval():
+            return entry.snapshot
+        active = self._active(project_id)
+        if entry is not None and entry.snapshot is not None and entry.snapshot.release_id == active:
+            self._entries[project_id] = _Entry(entry.snapshot, now)
+            return entry.snapshot
+        if active is None:
+            self._entries[project_id] = _Entry(None, now)
+            return None
+        with self._lock(project_id):
+            entry = self._entries.get(project_id)
+            if entry is not None and entry.snapshot is not None and entry.snapshot.release_id == active:
+                return entry.snapshot
+            snapshot = self._load(project_id, active)
+            self.loads += 1
+            self._entries[project_id] = _Entry(snapshot, time.monotonic())  # the atomic swap
+            return snapshot
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+registry = SnapshotRegistry()
+
+
+def pin_snapshot(project_id: int, *, force_check: bool = False) -> GraphSnapshot | None:
+    """Pin the active snapshot of a project for the duration of one request."""
+    return registry.pin(project_id, force_check=force_check)

@@ -1,0 +1,13 @@
+"""Loaded with ``-p tests.pytest_env`` before pytest-django reads the settings.
+
+Every test session gets its own data folder (test SQLite file, broker queue, heartbeat), so two
+sessions never share a database file and tests never touch the developer's embedded ``var/``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ARG_DATA_DIR", tempfile.mkdtemp(prefix="arg-test-data-"))

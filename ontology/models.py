@@ -197,3 +197,6 @@ class ReleaseBundle(models.Model):
     release = models.OneToOneField(Release, on_delete=models.CASCADE, related_name="bundle")
     blob = models.BinaryField()
     size_bytes = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"bundle of release {self.release_id} ({self.size_bytes} bytes)"

@@ -188,7 +188,9 @@ NEO4J_DATABASE = env_str("NEO4J_DATABASE", "neo4j", doc="Neo4j database name")
 if GRAPH_BACKEND == "neo4j" and not NEO4J_URI:
     raise ImproperlyConfigured("NEO4J_URI must be set when ARG_GRAPH_BACKEND=neo4j")
 
-SNAPSHOT_CHECK_S = float(env_str("ARG_SNAPSHOT_CHECK_S", "1.0", doc="how often a process checks the active release (s)"))
+SNAPSHOT_CHECK_S = float(
+    env_str("ARG_SNAPSHOT_CHECK_S", "1.0", doc="how often a process checks which release is active (s)")
+)
 
 # --- Celery ---------------------------------------------------------------------------------------
 CELERY_DATA_DIR = DATA_DIR / "celery"

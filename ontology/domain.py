@@ -54,3 +54,9 @@ class NodeStatus(enum.StrEnum):
     ACTIVE = "ACTIVE"
     DEPRECATED = "DEPRECATED"
     REMOVED = "REMOVED"
+
+
+# Sorted value lists, shared by serializers and the OpenAPI enum names.
+NODE_TYPE_CHOICES: list[str] = sorted(NODE_TYPES)
+EDGE_TYPE_CHOICES: list[str] = sorted(EDGE_TYPES)
+NODE_STATUS_CHOICES: list[str] = [s.value for s in NodeStatus]

@@ -35,6 +35,7 @@ from .graph_arrays import (
 )
 from .models import Release, ReleaseBundle
 from .snapshot import GraphSnapshot, snapshot_build
+from .snapshots import registry
 from .store import get_graph_store
 
 
@@ -183,6 +184,7 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
             after={"checksum": checksum, **release.counts},
             reason=options.notes,
         )
+    registry.invalidate(project.pk)  # this process re-reads the active release at its next pin
     return release
 
 
@@ -207,6 +209,7 @@ def release_activate(*, release: Release, actor: Any, reason: str = "") -> Relea
         after={"active": f"v{release.version}"},
         reason=reason,
     )
+    registry.invalidate(release.project_id)
     return release
 
 

@@ -87,6 +87,13 @@ class SnapshotRegistry:
             self._entries[project_id] = _Entry(snapshot, time.monotonic())  # the atomic swap
             return snapshot
 
+    def invalidate(self, project_id: int) -> None:
+        """Forget the check time so the next pin looks at the active release again (this process only;
+        other processes notice within the check interval)."""
+        entry = self._entries.get(project_id)
+        if entry is not None:
+            self._entries[project_id] = _Entry(entry.snapshot, float("-inf"))
+
     def clear(self) -> None:
         self._entries.clear()
 

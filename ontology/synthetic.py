@@ -87,7 +87,11 @@ TARGET_EDGE_TYPE: dict[NodeType, EdgeType] = {
     NodeType.SHORTCUT: EdgeType.SHORTCUT_TO,
 }
 EDGE_TYPE_ORDER: tuple[EdgeType, ...] = tuple(EdgeType)
-COMMON_WORDS = ["how", "do", "i", "my", "the", "to", "can", "where", "is", "not", "working", "what", "why", "change", "find", "help", "need", "a", "for", "with", "account", "request", "update", "status", "issue", "cancel", "check", "set", "up", "get", "error", "new"]
+_COMMON_TEXT = (
+    "how do i my the to can where is not working what why change find help "
+    "need a for with account request update status issue cancel check set up get error new"
+)
+COMMON_WORDS: tuple[str, ...] = tuple(_COMMON_TEXT.split())
 WORDS_PER_CLUSTER = 40
 CHUNK_WORDS = (18, 34)
 NODES_PER_LABEL = 20
@@ -246,8 +250,12 @@ def _edges(
     source = target = kind = np.zeros(0, dtype=np.int64)
     mean_out = edges_per_node * 1.15
     for _ in range(6):
-        more = _draw_edges(rng, mean_out, primary=primary, node_cluster=node_cluster, groups=groups, hubs=hubs)
-        source, target, kind = (np.concatenate(pair) for pair in zip((source, target, kind), more, strict=True))
+        more = _draw_edges(
+            rng, mean_out, primary=primary, node_cluster=node_cluster, groups=groups, hubs=hubs
+        )
+        source, target, kind = (
+            np.concatenate(pair) for pair in zip((source, target, kind), more, strict=True)
+        )
         _, first = np.unique(source * nodes + target, return_index=True)  # one edge per ordered pair
         first.sort()
         source, target, kind = source[first], target[first], kind[first]
@@ -282,7 +290,7 @@ def _texts(
     vocab: list[list[str]],
 ) -> tuple[list[str], list[str]]:
     """Titles and chunks: label words, the cluster's vocabulary and a few common words."""
-    words = np.array([w for cluster_words in vocab for w in cluster_words] + COMMON_WORDS, dtype=object)
+    words = np.array([w for cluster_words in vocab for w in cluster_words] + list(COMMON_WORDS), dtype=object)
     common0 = len(words) - len(COMMON_WORDS)
     n = types.size
     width = CHUNK_WORDS[1]
@@ -300,7 +308,10 @@ def _texts(
         f"{prefixes[t]} {a} {b} {x}"
         for t, a, b, x in zip(types.tolist(), firsts.tolist(), seconds.tolist(), extra.tolist(), strict=True)
     ]
-    chunks = [" ".join(row[:length]).capitalize() + "." for row, length in zip(tokens, lengths.tolist(), strict=True)]
+    chunks = [
+        " ".join(row[:length]).capitalize() + "."
+        for row, length in zip(tokens, lengths.tolist(), strict=True)
+    ]
     return titles, chunks
 
 
@@ -345,11 +356,14 @@ def generate_graph(
     labels_per_cluster = np.maximum(7, np.round(cluster_size / NODES_PER_LABEL)).astype(np.int64)
     cluster_rows, labels, vocab, label_cluster, label_words = _taxonomy(rng, n_clusters, labels_per_cluster)
     label_first = np.concatenate(([0], np.cumsum(labels_per_cluster)[:-1]))
-    primary = label_first[node_cluster] + (rng.random(nodes) * labels_per_cluster[node_cluster]).astype(np.int64)
+    primary = label_first[node_cluster] + (rng.random(nodes) * labels_per_cluster[node_cluster]).astype(
+        np.int64
+    )
     offset = 1 + (rng.random(nodes) * (labels_per_cluster[node_cluster] - 1)).astype(np.int64)
-    secondary = label_first[node_cluster] + (primary - label_first[node_cluster] + offset) % labels_per_cluster[
-        node_cluster
-    ]
+    secondary = (
+        label_first[node_cluster]
+        + (primary - label_first[node_cluster] + offset) % labels_per_cluster[node_cluster]
+    )
     has_secondary = rng.random(nodes) < 0.3
     types = _node_types(rng, nodes)
     hubs = np.sort(rng.choice(nodes, size=max(1, round(nodes * hub_fraction)), replace=False))
@@ -379,32 +393,29 @@ def generate_graph(
     ids = [f"N{i:0{width}d}" for i in range(nodes)]
     label_ids = [label["id"] for label in labels]
     cluster_keys = [key for key, _ in cluster_rows]
+    attached = [
+        (label_ids[p], label_ids[s]) if two else (label_ids[p],)
+        for p, s, two in zip(primary.tolist(), secondary.tolist(), has_secondary.tolist(), strict=True)
+    ]
+    type_of, cluster_of, risk_of = types.tolist(), node_cluster.tolist(), risk.tolist()
     node_rows = [
         _node(
             ids[i],
-            TYPES[t],
+            TYPES[type_of[i]],
             titles[i],
             chunks[i],
-            labels=(label_ids[p], label_ids[s]) if two else (label_ids[p],),
-            cluster=cluster_keys[c],
-            risk=r,
+            attached[i],
+            cluster_keys[cluster_of[i]],
+            risk_of[i],
         )
-        for i, (t, p, s, two, c, r) in enumerate(
-            zip(
-                types.tolist(),
-                primary.tolist(),
-                secondary.tolist(),
-                has_secondary.tolist(),
-                node_cluster.tolist(),
-                risk.tolist(),
-                strict=True,
-            )
-        )
+        for i in range(nodes)
     ]
     type_names = [t.value for t in EDGE_TYPE_ORDER]
     edge_rows = tuple(
         EdgeData(ids[s], ids[t], type_names[e], w)
-        for s, t, e, w in zip(source.tolist(), target.tolist(), edge_type.tolist(), weight.tolist(), strict=True)
+        for s, t, e, w in zip(
+            source.tolist(), target.tolist(), edge_type.tolist(), weight.tolist(), strict=True
+        )
     )
     return SyntheticGraph(
         graph=GraphData(nodes=tuple(node_rows), edges=edge_rows),
@@ -421,7 +432,13 @@ _ACTION_PARAMETERS = (ParameterSpec("account_id", "string", True, "the customer'
 
 
 def _node(
-    node_id: str, node_type: NodeType, title: str, chunk: str, *, labels: tuple[str, ...], cluster: str, risk: int
+    node_id: str,
+    node_type: NodeType,
+    title: str,
+    chunk: str,
+    labels: tuple[str, ...],
+    cluster: str,
+    risk: int,
 ) -> NodeData:
     is_action = node_type in (NodeType.ACTION, NodeType.DIRECT_ACTION)
     return NodeData(

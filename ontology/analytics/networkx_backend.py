@@ -80,7 +80,9 @@ def louvain_communities(weighted: sp.csr_array, *, seed: int) -> np.ndarray:
     upper = sp.triu(weighted, k=1).tocoo()
     graph = nx.Graph()
     graph.add_nodes_from(range(n))
-    graph.add_weighted_edges_from(zip(upper.row.tolist(), upper.col.tolist(), upper.data.tolist(), strict=True))
+    graph.add_weighted_edges_from(
+        zip(upper.row.tolist(), upper.col.tolist(), upper.data.tolist(), strict=True)
+    )
     return relabel_communities(nx.community.louvain_communities(graph, seed=seed, weight="weight"), n)
 
 

@@ -111,7 +111,9 @@ def modularity(weighted: sp.csr_array, community: np.ndarray) -> float:
     return float((w_c / two_m).sum() - ((k_c / two_m) ** 2).sum())
 
 
-def pagerank(directed: sp.csr_array, *, damping: float = 0.85, tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
+def pagerank(
+    directed: sp.csr_array, *, damping: float = 0.85, tol: float = 1e-10, max_iter: int = 100
+) -> np.ndarray:
     """Weighted PageRank by power iteration on the directed ACTIVE graph (weights |w|); a node without
     out-weight spreads its rank evenly over all nodes. Sums to 1."""
     n = directed.shape[0]

@@ -32,14 +32,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
-from .projection import relabel_communities
+from .projection import rank_rows, relabel_communities
 
 DEFAULT_CAP = 2000
 DEFAULT_DECAY = 0.8
 DEFAULT_ITERATIONS = 5
 
 
-def simrank_blocks(adjacency: sp.csr_array, community: np.ndarray, *, cap: int, seed: int) -> list[np.ndarray]:
+def simrank_blocks(
+    adjacency: sp.csr_array, community: np.ndarray, *, cap: int, seed: int
+) -> list[np.ndarray]:
     """The blocks SimRank runs in (sorted node indices each), in the order of their smallest member."""
     blocks: list[np.ndarray] = []
     if community.size == 0:
@@ -70,7 +72,9 @@ def _split_large(adjacency: sp.csr_array, members: np.ndarray, *, cap: int, seed
         if local.size <= cap:
             out.append(members[local])
         else:
-            out.extend(members[chunk] for chunk in _bfs_chunks(sp.csr_array(sub[local][:, local]), local, cap))
+            out.extend(
+                members[chunk] for chunk in _bfs_chunks(sp.csr_array(sub[local][:, local]), local, cap)
+            )
     return out
 
 
@@ -124,13 +128,14 @@ def simrank_top_k(
             scores = np.round(simrank_matrix(sub, decay=decay, iterations=iterations), 6)
             np.fill_diagonal(scores, 0.0)
             k = min(top_k, block.size - 1)
-            best = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-            picked = np.take_along_axis(scores, best, axis=1)
-            local_rows = np.repeat(np.arange(block.size), k)
-            keep = picked.ravel() > 0
-            out_rows.append(block[local_rows[keep]])
-            out_cols.append(block[best.ravel()[keep]])
-            out_scores.append(picked.ravel()[keep])
+            # Everything at least as high as each row's k-th best (ties included), then the exact order.
+            kth = np.partition(scores, block.size - k, axis=1)[:, block.size - k]
+            local_rows, local_cols = np.nonzero((scores >= kth[:, None]) & (scores > 0))
+            picked = scores[local_rows, local_cols]
+            best = rank_rows(local_rows, local_cols, picked, k)
+            out_rows.append(block[local_rows[best]])
+            out_cols.append(block[local_cols[best]])
+            out_scores.append(picked[best])
     if not out_rows:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)

@@ -120,6 +120,15 @@ SET_NODE_STATUS = (
     "SET n.status = $status, n.status_reason = $reason, n.updated_at = $now"
 )
 
+_LIST_NODES_MATCH = (
+    "MATCH (n:OntologyNode {project_id: $project_id}) "
+    "WHERE ($type IS NULL OR n.type = $type) AND ($status IS NULL OR n.status = $status) "
+    "AND ($label IS NULL OR $label IN n.labels) "
+    "AND ($search IS NULL OR toLower(n.title) CONTAINS $search OR toLower(n.node_id) CONTAINS $search) "
+)
+LIST_NODES = _LIST_NODES_MATCH + "RETURN n {.*} AS node ORDER BY n.node_id SKIP $offset LIMIT $limit"
+COUNT_LIST_NODES = _LIST_NODES_MATCH + "RETURN count(n) AS n"
+
 # --- edges ----------------------------------------------------------------------------------------
 
 EDGE_EXISTS = (
@@ -190,6 +199,8 @@ STATEMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "EXPORT_ALIASES": (EXPORT_ALIASES, _P),
     "GET_NODE": (GET_NODE, ("project_id", "node_id")),
     "NODE_STATE": (NODE_STATE, ("project_id", "node_id")),
+    "LIST_NODES": (LIST_NODES, ("project_id", "type", "status", "label", "search", "offset", "limit")),
+    "COUNT_LIST_NODES": (COUNT_LIST_NODES, ("project_id", "type", "status", "label", "search")),
     "NODE_STATUSES": (NODE_STATUSES, ("project_id", "node_ids")),
     "CREATE_NODE": (CREATE_NODE, ("project_id", "node_id", "props", "now")),
     "UPDATE_NODE": (UPDATE_NODE, ("project_id", "node_id", "props", "now")),

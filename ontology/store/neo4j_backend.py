@@ -262,6 +262,32 @@ class Neo4jGraphStore:
 
         return self._read(work)  # type: ignore[no-any-return]
 
+    def list_nodes(
+        self,
+        project_id: int,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        label: str | None = None,
+        search: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[NodeData], int]:
+        filters = {
+            "project_id": project_id,
+            "type": type or None,
+            "status": status or None,
+            "label": label or None,
+            "search": search.lower() if search else None,
+        }
+
+        def work(tx: Any) -> tuple[list[NodeData], int]:
+            total = _run(tx, "COUNT_LIST_NODES", **filters).single()["n"]
+            rows = _run(tx, "LIST_NODES", **filters, offset=max(offset, 0), limit=max(limit, 0))
+            return [node_from_props(r["node"]) for r in rows], total
+
+        return self._read(work)  # type: ignore[no-any-return]
+
     def _statuses(self, tx: Any, project_id: int, node_ids: list[str]) -> dict[str, str]:
         return {
             r["node_id"]: r["status"]

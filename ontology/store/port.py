@@ -162,6 +162,21 @@ class GraphStore(Protocol):
 
     def get_node(self, project_id: int, node_id: str) -> NodeData | None: ...
 
+    def list_nodes(
+        self,
+        project_id: int,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        label: str | None = None,
+        search: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[NodeData], int]:
+        """One page of nodes by node_id (filters: type, status, attached LabelID, text in id or title)
+        and the total number matching."""
+        ...
+
     def neighbours(
         self,
         project_id: int,

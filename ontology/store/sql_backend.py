@@ -271,6 +271,41 @@ class SqlGraphStore:
         )
         return _node_data(row, labels, clusters)
 
+    def list_nodes(
+        self,
+        project_id: int,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        label: str | None = None,
+        search: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[NodeData], int]:
+        qs = OntologyNode.objects.filter(project_id=project_id)
+        if type:
+            qs = qs.filter(type=type)
+        if status:
+            qs = qs.filter(status=status)
+        if label:
+            qs = qs.filter(label_links__label_id=label)
+        if search:
+            qs = qs.filter(Q(title__icontains=search) | Q(node_id__icontains=search))
+        total = qs.count()
+        rows = list(qs.order_by("node_id")[max(offset, 0) : max(offset, 0) + max(limit, 0)])
+        labels: dict[int, list[str]] = defaultdict(list)
+        clusters: dict[int, list[str]] = defaultdict(list)
+        pks = [row.pk for row in rows]
+        for node_pk, label_id in NodeLabel.objects.filter(node_id__in=pks).order_by("id").values_list(
+            "node_id", "label_id"
+        ):
+            labels[node_pk].append(label_id)
+        for node_pk, key in NodeCluster.objects.filter(node_id__in=pks).order_by("id").values_list(
+            "node_id", "cluster_key"
+        ):
+            clusters[node_pk].append(key)
+        return [_node_data(row, tuple(labels[row.pk]), tuple(clusters[row.pk])) for row in rows], total
+
     # --- edges ------------------------------------------------------------------------------------
 
     @staticmethod

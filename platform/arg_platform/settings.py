@@ -175,6 +175,12 @@ SPECTACULAR_SETTINGS = {
     # `check --deploy` is about deployment security; the schema's own warnings are checked where the
     # schema is (`manage.py spectacular --validate --fail-on-warn`), not mixed into the deploy check.
     "ENABLE_DJANGO_DEPLOY_CHECK": False,
+    "ENUM_NAME_OVERRIDES": {
+        "LabelStatusEnum": "taxonomy.models.LabelStatus.choices",
+        "NodeStatusEnum": "ontology.domain.NODE_STATUS_CHOICES",
+        "NodeTypeEnum": "ontology.domain.NODE_TYPE_CHOICES",
+        "EdgeTypeEnum": "ontology.domain.EDGE_TYPE_CHOICES",
+    },
 }
 
 # --- Graph store ----------------------------------------------------------------------------------

@@ -16,5 +16,6 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/", include("projects.api.urls")),
     path("api/v1/", include("taxonomy.api.urls")),
+    path("api/v1/", include("ontology.api.urls")),
     path("p/<slug:project>/", include("taxonomy.urls")),
 ]

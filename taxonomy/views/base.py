@@ -15,11 +15,13 @@ import functools
 import json
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect, render, resolve_url
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -39,10 +41,14 @@ def project_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Calla
     """Resolve the caller in ``project`` (404 when they cannot see it); POST needs CURATE (403)."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        @login_required
-        @require_http_methods(list(methods))
         @functools.wraps(view)
         def wrapper(request: HttpRequest, project: str, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return _to_login(request)
+            return allowed(request, project, **kwargs)
+
+        @require_http_methods(list(methods))
+        def allowed(request: HttpRequest, project: str, **kwargs: Any) -> HttpResponse:
             try:
                 access = project_access(user=request.user, token=None, slug=project)
             except NotFound as exc:
@@ -60,6 +66,16 @@ def project_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Calla
         return wrapper
 
     return decorate
+
+
+def _to_login(request: HttpRequest) -> HttpResponse:
+    """Anonymous callers sign in first; an htmx request reloads the whole page on the login form."""
+    if request.htmx:
+        next_url = request.htmx.current_url_abs_path or request.get_full_path()
+        return HttpResponseClientRedirect(
+            f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': next_url})}"
+        )
+    return redirect_to_login(request.get_full_path())
 
 
 def render_page(

@@ -177,6 +177,7 @@ def policy_detail(request: HttpRequest, access: ProjectAccess, key: str) -> Http
         "policy": policy,
         "fields": _policy_fields(policy),
         "roles": policy.roles.order_by("key"),
+        "label_rules": _label_rules(access, policy),
         "action": project_url("policy_detail", access, key),
         "submit": "Save policy",
         "history": history_rows(access, audit_events(access, "policy", key)[:LABEL_HISTORY_SIZE]),
@@ -191,6 +192,19 @@ def policy_detail(request: HttpRequest, access: ProjectAccess, key: str) -> Http
         context=context,
         message="Policy saved.",
     )
+
+
+def _label_rules(access: ProjectAccess, policy: Policy) -> list[tuple[str, list[Any]]]:
+    """The labels a policy's label rules name, resolved to labels (None for a LabelID that is gone)."""
+    ids = [*policy.allowed_labels, *policy.forbidden_labels]
+    labels = {
+        label.label_id: label
+        for label in selectors.label_list(project=access.project).filter(label_id__in=ids)
+    }
+    return [
+        (title, [(label_id, labels.get(label_id)) for label_id in values])
+        for title, values in (("Allowed", policy.allowed_labels), ("Forbidden", policy.forbidden_labels))
+    ]
 
 
 def _policy_fields(policy: Policy) -> list[tuple[str, str]]:

@@ -12,7 +12,6 @@ from django_htmx.http import reswap, retarget
 from projects.access import ProjectAccess
 
 from .. import forms, selectors, services
-from ..models import Label
 from .base import (
     REFUSED,
     project_url,
@@ -26,9 +25,7 @@ def _tree_context(access: ProjectAccess, *, q: str = "", highlight: str = "") ->
     trees = selectors.taxonomy_tree(project=access.project)
     open_ids: set[str] = set()
     if highlight:
-        label = (
-            Label.objects.filter(project=access.project, label_id=highlight).select_related("parent").first()
-        )
+        label = selectors.label_list(project=access.project).filter(label_id=highlight).first()
         while label is not None and label.parent_id:
             label = label.parent
             open_ids.add(label.label_id)
@@ -86,9 +83,7 @@ def label_create(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     """A new label. From the tree (htmx) the form opens in place under its parent node or cluster."""
     source = request.POST if request.method == "POST" else request.GET
     parent_id, cluster_key = source.get("parent", "").strip(), source.get("cluster", "").strip()
-    parent = (
-        Label.objects.filter(project=access.project, label_id=parent_id).select_related("cluster").first()
-    )
+    parent = selectors.label_list(project=access.project).filter(label_id=parent_id).first()
     if request.method == "GET" and parent_id and parent is None:
         raise Http404(f"label {parent_id} not found")
     if parent is not None and not cluster_key:

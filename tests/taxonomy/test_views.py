@@ -185,6 +185,23 @@ def test_anonymous_visitors_are_sent_to_login(client, tax):
         assert response["Location"].startswith("/accounts/login/?next=")
 
 
+def test_anonymous_htmx_requests_reload_the_page_on_the_login_form(client, tax):
+    before = _state(tax.project)
+    page = f"http://testserver/p/acme/taxonomy/labels/{tax.invoices.label_id}/"
+    response = client.post(
+        f"/p/acme/taxonomy/labels/{tax.invoices.label_id}/examples/add/",
+        {"example-text": "hello"},
+        HTTP_HX_CURRENT_URL=page,
+        **HTMX,
+    )
+    assert response.status_code == 200
+    assert (
+        response["HX-Redirect"]
+        == f"/accounts/login/?next=%2Fp%2Facme%2Ftaxonomy%2Flabels%2F{tax.invoices.label_id}%2F"
+    )
+    assert _state(tax.project) == before
+
+
 @pytest.mark.parametrize("who", ["expert", "reviewer"])
 def test_members_read_every_page(request, who, tax):
     client = _client(request.getfixturevalue(who))
@@ -772,6 +789,8 @@ def test_create_and_edit_a_policy(expert, tax):
     }
     edit = client.get("/p/acme/policies/agent/").content.decode()
     assert "legal-advice: lawsuit, sue -&gt; REFOCUS\nhealth: diagnosis -&gt; REFOCUS" in edit
+    assert f'href="/p/acme/taxonomy/labels/{tax.refunds.label_id}/">Billing › Refunds</a>' in edit
+    assert "Every label." in edit
     response = client.post(
         "/p/acme/policies/agent/", {**data, "max_hops": "", "allowed_labels": tax.invoices.label_id}, **HTMX
     )

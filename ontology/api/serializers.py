@@ -1,0 +1,125 @@
+"""Serializers of the ontology API (nodes, edges, aliases, releases)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from ontology.domain import EDGE_TYPE_CHOICES, NODE_STATUS_CHOICES, NODE_TYPE_CHOICES, RiskLevel
+from ontology.models import Release
+
+
+class ParameterSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    type = serializers.CharField(max_length=32, default="string")
+    required = serializers.BooleanField(default=True)
+    description = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class NodeSerializer(serializers.Serializer):
+    """An ontology node (draft or release) in the knowledge-pack shape."""
+
+    node_id = serializers.CharField(max_length=128)
+    type = serializers.ChoiceField(choices=NODE_TYPE_CHOICES)
+    title = serializers.CharField(max_length=200)
+    chunk = serializers.CharField(max_length=10_000, allow_blank=True, default="")
+    risk = serializers.ChoiceField(choices=[r.value for r in RiskLevel], default="low")
+    status = serializers.CharField(read_only=True)
+    status_reason = serializers.CharField(read_only=True)
+    labels = serializers.ListField(child=serializers.CharField(max_length=16), default=list, max_length=50)
+    clusters = serializers.ListField(child=serializers.CharField(max_length=63), default=list, max_length=20)
+    preconditions = serializers.ListField(
+        child=serializers.CharField(max_length=500), default=list, max_length=50
+    )
+    parameters = ParameterSerializer(many=True, default=list)
+    handler = serializers.CharField(max_length=200, allow_blank=True, default="")
+
+
+class NodeUpdateSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=NODE_TYPE_CHOICES, required=False)
+    title = serializers.CharField(max_length=200, required=False)
+    chunk = serializers.CharField(max_length=10_000, allow_blank=True, required=False)
+    risk = serializers.ChoiceField(choices=[r.value for r in RiskLevel], required=False)
+    labels = serializers.ListField(child=serializers.CharField(max_length=16), required=False, max_length=50)
+    clusters = serializers.ListField(
+        child=serializers.CharField(max_length=63), required=False, max_length=20
+    )
+    preconditions = serializers.ListField(child=serializers.CharField(max_length=500), required=False)
+    parameters = ParameterSerializer(many=True, required=False)
+    handler = serializers.CharField(max_length=200, allow_blank=True, required=False)
+
+
+class NodeStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=NODE_STATUS_CHOICES)
+    reason = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class EdgeSerializer(serializers.Serializer):
+    source = serializers.CharField(max_length=128)
+    target = serializers.CharField(max_length=128)
+    type = serializers.ChoiceField(choices=EDGE_TYPE_CHOICES)
+    weight = serializers.FloatField(min_value=-1, max_value=1, default=1.0)
+    semantics = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class EdgeKeySerializer(serializers.Serializer):
+    source = serializers.CharField(max_length=128)
+    target = serializers.CharField(max_length=128)
+    type = serializers.ChoiceField(choices=EDGE_TYPE_CHOICES)
+    reason = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class AliasSerializer(serializers.Serializer):
+    source = serializers.CharField(max_length=128)
+    targets = serializers.ListField(child=serializers.CharField(max_length=128), min_length=1, max_length=20)
+    reason = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class NeighbourhoodSerializer(serializers.Serializer):
+    center = serializers.CharField()
+    source = serializers.CharField(help_text="release vN or draft")
+    nodes = NodeSerializer(many=True)
+    edges = EdgeSerializer(many=True)
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", default=None)
+
+    class Meta:
+        model = Release
+        fields = [
+            "version",
+            "checksum",
+            "is_active",
+            "knowledge_revision",
+            "notes",
+            "counts",
+            "timings",
+            "created_by",
+            "created_at",
+            "activated_at",
+        ]
+
+
+class PublishSerializer(serializers.Serializer):
+    notes = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class ActivateSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class ReleaseDiffSerializer(serializers.Serializer):
+    old_version = serializers.IntegerField()
+    new_version = serializers.IntegerField()
+    labels_added = serializers.ListField(child=serializers.CharField())
+    labels_removed = serializers.ListField(child=serializers.CharField())
+    labels_changed = serializers.ListField(child=serializers.ListField())
+    nodes_added = serializers.ListField(child=serializers.CharField())
+    nodes_removed = serializers.ListField(child=serializers.CharField())
+    nodes_changed = serializers.ListField(child=serializers.ListField())
+    edges_added = serializers.ListField(child=serializers.ListField())
+    edges_removed = serializers.ListField(child=serializers.ListField())
+    edges_reweighted = serializers.ListField(child=serializers.ListField())
+    aliases_added = serializers.ListField(child=serializers.CharField())
+    policies_changed = serializers.ListField(child=serializers.CharField())
+    typologies_changed = serializers.ListField(child=serializers.CharField())

@@ -9,6 +9,7 @@ audit trail.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.db import transaction
@@ -23,7 +24,6 @@ from .models import Cluster, ContextTypology, Label, LabelIncompatibility, Label
 from .selectors import taxonomy_view
 from .validator import (
     LabelRecord,
-    TaxonomyView,
     pair_key,
     validate_policy,
     validate_taxonomy,
@@ -182,11 +182,6 @@ def next_label_id(*, project: Project) -> str:
     return f"L{project.label_seq:05d}"
 
 
-def _check_view(view: TaxonomyView, changed: set[str]) -> None:
-    """Run the validator and refuse if a violation concerns the change (or the taxonomy as a whole)."""
-    _raise_if(validate_taxonomy(view))
-
-
 @transaction.atomic
 def label_create(
     *,
@@ -209,9 +204,10 @@ def label_create(
     if status not in LabelStatus.values:
         raise RuleViolation(Violation("taxonomy.label_status", f"unknown status {status!r}", "status"))
     view = taxonomy_view(project=project)
-    provisional = "L" + "9" * 12  # not yet issued: validate first, then take a real LabelID
+    # The LabelID is issued first so messages name it; a refusal rolls the counter back with the rest.
+    label_id = next_label_id(project=project)
     record = LabelRecord(
-        provisional,
+        label_id,
         name.strip(),
         cluster_key,
         parent_id or None,
@@ -220,12 +216,12 @@ def label_create(
         tuple(_clean_list(synonyms)),
         tuple(_clean_list(examples)),
     )
-    _check_view(view.with_label(record), {provisional})
+    _raise_if(validate_taxonomy(view.with_label(record)))
     cluster = Cluster.objects.get(project=project, key=cluster_key)
     parent = Label.objects.get(project=project, label_id=parent_id) if parent_id else None
     label = Label(
         project=project,
-        label_id=next_label_id(project=project),
+        label_id=label_id,
         name=record.name,
         description=description,
         cluster=cluster,
@@ -289,7 +285,7 @@ def label_update(
         tuple(new_synonyms),
         tuple(new_examples),
     )
-    _check_view(taxonomy_view(project=label.project).with_label(record), {label.label_id})
+    _raise_if(validate_taxonomy(taxonomy_view(project=label.project).with_label(record)))
     label.name, label.description, label.synonyms, label.examples = (
         new_name,
         new_description,
@@ -385,7 +381,7 @@ def label_move(
                 record.examples,
             )
         )
-    _check_view(moved, subtree)
+    _raise_if(validate_taxonomy(moved))
     cluster = Cluster.objects.get(project=label.project, key=target_cluster)
     Label.objects.filter(project=label.project, label_id__in=subtree).update(cluster=cluster)
     label.parent = Label.objects.get(project=label.project, label_id=parent_id) if parent_id else None
@@ -435,21 +431,7 @@ def label_set_status(*, label: Label, actor: Any, status: str, reason: str = "")
         _refuse_if_attached(label)
     view = taxonomy_view(project=label.project)
     record = view.labels[label.label_id]
-    _check_view(
-        view.with_label(
-            LabelRecord(
-                record.label_id,
-                record.name,
-                record.cluster,
-                record.parent,
-                status,
-                record.description,
-                record.synonyms,
-                record.examples,
-            )
-        ),
-        {label.label_id},
-    )
+    _raise_if(validate_taxonomy(view.with_label(replace(record, status=status))))
     before = label.status
     label.status = status
     label.status_changed_at = timezone.now()

@@ -17,9 +17,13 @@ urlpatterns = [
     path(LABEL + "move/", views.label_move, name="label_move"),
     path(LABEL + "status/", views.label_status, name="label_status"),
     path(LABEL + "synonyms/add/", views.label_term_add, {"kind": "synonyms"}, name="label_synonym_add"),
-    path(LABEL + "synonyms/remove/", views.label_term_remove, {"kind": "synonyms"}, name="label_synonym_remove"),
+    path(
+        LABEL + "synonyms/remove/", views.label_term_remove, {"kind": "synonyms"}, name="label_synonym_remove"
+    ),
     path(LABEL + "examples/add/", views.label_term_add, {"kind": "examples"}, name="label_example_add"),
-    path(LABEL + "examples/remove/", views.label_term_remove, {"kind": "examples"}, name="label_example_remove"),
+    path(
+        LABEL + "examples/remove/", views.label_term_remove, {"kind": "examples"}, name="label_example_remove"
+    ),
     path(LABEL + "incompatibilities/add/", views.incompatibility_add, name="incompatibility_add"),
     path(
         LABEL + "incompatibilities/<int:pk>/remove/",

@@ -26,6 +26,14 @@ Backend = Literal["networkx", "gds"]
 BACKENDS: frozenset[str] = frozenset({"networkx", "gds"})
 
 
+def default_backend() -> Backend:
+    """The analytics backend that goes with the configured graph store: ``gds`` for ``neo4j``,
+    ``networkx`` for ``sql``."""
+    from django.conf import settings
+
+    return "gds" if settings.GRAPH_BACKEND == "neo4j" else "networkx"
+
+
 def compute_structural_signals(
     graph: GraphData,
     *,
@@ -72,6 +80,7 @@ __all__ = [
     "AnalyticsOptions",
     "StructuralSignals",
     "compute_structural_signals",
+    "default_backend",
     "signals_from_json",
     "signals_to_json",
 ]

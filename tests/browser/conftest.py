@@ -68,6 +68,17 @@ def ui(browser: Any, live_server: Any) -> Iterator[BrowserPage]:
 
 
 @pytest.fixture
+def screenshot(ui: BrowserPage) -> Callable[[str], None]:
+    """Save ``/tmp/ui-<name>.png`` (full page) when ``ARG_UI_SCREENSHOTS`` is set, to look at the layout."""
+
+    def take(name: str) -> None:
+        if os.environ.get("ARG_UI_SCREENSHOTS"):
+            ui.page.screenshot(path=f"/tmp/ui-{name}.png", full_page=True)
+
+    return take
+
+
+@pytest.fixture
 def login(ui: BrowserPage, live_server: Any) -> Callable[[str], None]:
     """Sign in through the login form, as a person would."""
 

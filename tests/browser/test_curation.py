@@ -14,13 +14,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_expert_creates_moves_and_enriches_a_label_and_meets_a_validator_refusal(
-    ui, login, live_server, seed
+    ui, login, live_server, seed, screenshot
 ):
     page = ui.page
     login("erin-expert")
     page.goto(f"{live_server.url}/p/acme/taxonomy/")
     expect(page.get_by_role("heading", name="Taxonomy", exact=True)).to_be_visible()
-    page.screenshot(path="/tmp/ui-taxonomy.png", full_page=True)
+    screenshot("taxonomy")
 
     # Given the tree, when the expert adds a child under "Invoices" in place,
     page.get_by_role("link", name="Add a child label under Invoices").click()
@@ -36,7 +36,7 @@ def test_expert_creates_moves_and_enriches_a_label_and_meets_a_validator_refusal
     assert label.parent_id == seed.invoices.pk
     assert label.path == "Billing & payments › Invoices › Disputed invoices"
     expect(page.locator(f"#node-{seed.invoices.label_id}")).to_contain_text("Disputed invoices")
-    page.screenshot(path="/tmp/ui-taxonomy-created.png", full_page=True)
+    screenshot("taxonomy-created")
 
     # When the expert opens it and moves it under "Refunds",
     created.get_by_role("link", name="Disputed invoices", exact=True).click()
@@ -67,7 +67,7 @@ def test_expert_creates_moves_and_enriches_a_label_and_meets_a_validator_refusal
     label.refresh_from_db()
     assert label.examples == ["I was charged twice this month", "this invoice amount is wrong"]
     expect(page.locator("#label-history")).to_contain_text("examples")
-    page.screenshot(path="/tmp/ui-label.png", full_page=True)
+    screenshot("label")
 
     # When the expert adds a sibling with the same name under "Refunds",
     page.goto(f"{live_server.url}/p/acme/taxonomy/")
@@ -81,13 +81,13 @@ def test_expert_creates_moves_and_enriches_a_label_and_meets_a_validator_refusal
     error = form.locator(".errors")
     expect(error).to_contain_text("taxonomy.sibling_unique")
     expect(form.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
-    page.screenshot(path="/tmp/ui-refusal.png", full_page=True)
+    screenshot("refusal")
     assert Label.objects.filter(project=seed.project).count() == labels_before
     assert Label.objects.filter(project=seed.project, name__iexact="disputed invoices").count() == 1
     assert ui.external_requests == []
 
 
-def test_expert_filters_the_tree_live(ui, login, live_server, seed):
+def test_expert_filters_the_tree_live(ui, login, live_server, seed, screenshot):
     page = ui.page
     login("erin-expert")
     page.goto(f"{live_server.url}/p/acme/taxonomy/")
@@ -100,7 +100,7 @@ def test_expert_filters_the_tree_live(ui, login, live_server, seed):
     expect(page.locator(f"#cluster-{seed.billing.key}")).to_be_visible()
 
 
-def test_reviewer_reads_the_taxonomy_without_edit_controls(ui, login, live_server, seed):
+def test_reviewer_reads_the_taxonomy_without_edit_controls(ui, login, live_server, seed, screenshot):
     page = ui.page
     login("rob-reviewer")
     page.goto(f"{live_server.url}/p/acme/taxonomy/")
@@ -115,11 +115,11 @@ def test_reviewer_reads_the_taxonomy_without_edit_controls(ui, login, live_serve
     expect(page.locator("#synonyms-section")).to_contain_text("penalty")
     expect(page.locator("form[method=post]:not(.logout)")).to_have_count(0)
     expect(page.get_by_role("button", name=re.compile("Move|Add|Remove|Change status"))).to_have_count(0)
-    page.screenshot(path="/tmp/ui-label-reviewer.png", full_page=True)
+    screenshot("label-reviewer")
     assert ui.external_requests == []
 
 
-def test_expert_meets_a_policy_refusal_in_place_then_saves(ui, login, live_server, seed):
+def test_expert_meets_a_policy_refusal_in_place_then_saves(ui, login, live_server, seed, screenshot):
     page = ui.page
     login("erin-expert")
     page.get_by_role("link", name="Acme").first.click()
@@ -136,8 +136,10 @@ def test_expert_meets_a_policy_refusal_in_place_then_saves(ui, login, live_serve
     error = page.locator("#new-policy-allowed_labels_error")
     expect(error).to_contain_text("policy.label_refs")
     expect(error).to_contain_text("L09999 does not exist")
-    expect(page.locator("#new-policy-sensitive_topics")).to_have_value("legal-advice: lawsuit, sue -> REFOCUS")
-    page.screenshot(path="/tmp/ui-policy-refusal.png", full_page=True)
+    expect(page.locator("#new-policy-sensitive_topics")).to_have_value(
+        "legal-advice: lawsuit, sue -> REFOCUS"
+    )
+    screenshot("policy-refusal")
     assert not Policy.objects.filter(project=seed.project, key="agent").exists()
 
     page.locator("#new-policy-allowed_labels").fill(seed.invoices.label_id)
@@ -146,8 +148,10 @@ def test_expert_meets_a_policy_refusal_in_place_then_saves(ui, login, live_serve
     expect(page.locator(".flash")).to_have_text("Policy “Support agent” created.")
     policy = Policy.objects.get(project=seed.project, key="agent")
     assert policy.allowed_labels == [seed.invoices.label_id]
-    assert policy.sensitive_topics == [{"topic": "legal-advice", "terms": ["lawsuit", "sue"], "action": "REFOCUS"}]
+    assert policy.sensitive_topics == [
+        {"topic": "legal-advice", "terms": ["lawsuit", "sue"], "action": "REFOCUS"}
+    ]
     page.goto(f"{live_server.url}/p/acme/history/")
     expect(page.locator("#history-table tbody tr").first).to_contain_text("agent")
-    page.screenshot(path="/tmp/ui-history.png", full_page=True)
+    screenshot("history")
     assert ui.external_requests == []

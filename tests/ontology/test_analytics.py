@@ -14,7 +14,12 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from ontology.analytics import compute_structural_signals, signals_from_json, signals_to_json
+from ontology.analytics import (
+    compute_structural_signals,
+    default_backend,
+    signals_from_json,
+    signals_to_json,
+)
 from ontology.analytics.gds_backend import GDS_STATEMENTS, _run
 from ontology.analytics.projection import build_projection, modularity
 from ontology.analytics.simrank import simrank_blocks, simrank_matrix
@@ -216,6 +221,13 @@ def test_two_thousand_node_synthetic_run() -> None:
     assert sum(bool(v) for v in signals.simrank.values()) > 1900
     assert set(signals.timings) >= {"projection", "louvain", "jaccard", "simrank"}
     assert signals.seconds > 0 and signals.parameters["simrank_cap"] == 2000
+
+
+def test_default_backend_follows_the_graph_store(settings: Any) -> None:
+    settings.GRAPH_BACKEND = "sql"
+    assert default_backend() == "networkx"
+    settings.GRAPH_BACKEND = "neo4j"
+    assert default_backend() == "gds"
 
 
 def test_bad_arguments_are_refused() -> None:

@@ -69,7 +69,12 @@ def test_duplicate_sibling_name_is_refused_and_nothing_changes(project, expert, 
     )
     assert resp.status_code == 400
     assert resp.json()["rules"] == ["taxonomy.sibling_unique"]
+    assert "L00002, L00004" in resp.json()["detail"]  # the message names real LabelIDs
     assert Label.objects.count() == before
+    ok = api_as(expert).post(
+        url(project, "labels/"), {"name": "Refunds", "cluster": "billing"}, format="json"
+    )
+    assert ok.json()["label_id"] == "L00004"  # the refused attempt consumed no LabelID
 
 
 def test_cross_cluster_parent_is_refused(project, expert, api_as, tree):

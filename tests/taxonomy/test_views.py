@@ -466,6 +466,27 @@ def test_attached_ontology_nodes_are_listed_when_the_ontology_offers_them(expert
     assert "No ontology nodes attached." not in html
 
 
+def test_the_label_page_lists_the_nodes_attached_to_it_in_the_graph(expert, tax):
+    from ontology.services import node_create
+    from ontology.store.port import NodeData
+
+    node = NodeData(
+        node_id="N-invoice-download",
+        type="Info",
+        title="Download an invoice",
+        chunk="Go to Billing.",
+        labels=(tax.invoices.label_id,),
+    )
+    node_create(project=tax.project, actor=expert, node=node)
+    client = _client(expert)
+    html = client.get(f"/p/acme/taxonomy/labels/{tax.invoices.label_id}/").content.decode()
+    section = html[html.index('id="ontology-section"') : html.index('id="label-history"')]
+    assert '<code class="key">N-invoice-download</code> Download an invoice' in section
+    assert '<span class="badge badge-neutral">Info</span>' in section
+    other = client.get(f"/p/acme/taxonomy/labels/{tax.refunds.label_id}/").content.decode()
+    assert "No ontology nodes attached." in other
+
+
 def test_rename_refreshes_the_path_of_the_subtree(expert, tax):
     response = _client(expert).post(
         f"/p/acme/taxonomy/labels/{tax.invoices.label_id}/edit/",

@@ -2,9 +2,11 @@
 
 For each size: generate a seeded synthetic graph (``ontology.synthetic``), compute its structural
 signals with the networkx backend (``ontology.analytics``), serialize them as a release would, and
-print one table row. Memory is the process's peak resident set size (VmHWM), reset before each stage
-through ``/proc/self/clear_refs`` where Linux allows it (otherwise ``getrusage`` ru_maxrss, a
-high-water mark over the whole process). The last line is machine-readable:
+print one table row: wall-clock seconds per stage (``total_s`` is the whole analytics call, ``other_s``
+its projection, modularity, PageRank and assembly) and the process CPU seconds of the call (``cpu_s``,
+a figure other load on the machine does not inflate). Memory is the process's peak resident set size
+(VmHWM), reset before each stage through ``/proc/self/clear_refs`` where Linux allows it (otherwise
+``getrusage`` ru_maxrss, a high-water mark over the whole process). The last line is machine-readable:
 
     SUMMARY analytics_s_1k=<s> analytics_s_10k=<s> analytics_s_100k=<s> peak_rss_mb_100k=<mb>
 """
@@ -31,6 +33,7 @@ COLUMNS = (
     ("simrank_s", 9),
     ("other_s", 7),
     ("total_s", 8),
+    ("cpu_s", 7),
     ("gen_rss_mb", 10),
     ("peak_rss_mb", 11),
     ("comms", 6),
@@ -125,6 +128,7 @@ class Command(BaseCommand):
             gen_seconds = time.perf_counter() - start
             gen_rss = peak_rss_mb()
             reset_peak_rss()
+            cpu_start = time.process_time()
             signals = compute_structural_signals(
                 generated.graph,
                 seed=options["seed"],
@@ -132,6 +136,7 @@ class Command(BaseCommand):
                 simrank_top_k=options["top_k"],
                 simrank_cap=options["simrank_cap"],
             )
+            cpu_seconds = time.process_time() - cpu_start
             analytics_rss = peak_rss_mb()
             json_mb = len(signals_to_json(signals).encode("utf-8")) / 2**20
             timings = dict(signals.timings)
@@ -145,6 +150,7 @@ class Command(BaseCommand):
                 "simrank_s": f"{timings.get('simrank', 0.0):.2f}",
                 "other_s": f"{signals.seconds - staged:.2f}",
                 "total_s": f"{signals.seconds:.2f}",
+                "cpu_s": f"{cpu_seconds:.2f}",
                 "gen_rss_mb": f"{gen_rss:.0f}",
                 "peak_rss_mb": f"{max(gen_rss, analytics_rss):.0f}",
                 "comms": signals.community_count,

@@ -36,6 +36,16 @@ class Command(BaseCommand):
             if pack.exists():
                 self.stdout.write(f"Loading the demo knowledge pack {pack} …")
                 call_command("import_pack", str(pack), stdout=self.stdout, stderr=self.stderr)
+                imported = Project.objects.order_by("pk").first()
+                if imported is not None:
+                    call_command(
+                        "publish_release",
+                        imported.slug,
+                        "--notes",
+                        "demo knowledge pack",
+                        stdout=self.stdout,
+                        stderr=self.stderr,
+                    )
             else:
                 self.stdout.write(f"No demo pack at {pack}; starting with an empty platform.")
         project = Project.objects.order_by("pk").first()

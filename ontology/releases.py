@@ -131,9 +131,15 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
 
     t = time.perf_counter()
     if options.compute_signals and arrays.node_count:
-        from .analytics import compute_structural_signals, signals_to_json
+        from .analytics import compute_structural_signals, default_backend, signals_to_json
 
-        signals = json.loads(signals_to_json(compute_structural_signals(arrays_to_graph(arrays))))
+        signals = json.loads(
+            signals_to_json(
+                compute_structural_signals(
+                    arrays_to_graph(arrays), backend=default_backend(), project_id=project.pk
+                )
+            )
+        )
         # run times vary between two publications of the same draft: they go to Release.timings,
         # not into the bundle, so the checksum stays a function of the content
         timings.update({f"signals_{k}": v for k, v in signals.pop("timings", {}).items()})

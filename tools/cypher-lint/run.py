@@ -2,7 +2,8 @@
 
     python tools/cypher-lint/run.py            # from the repo root; exits non-zero on any error
 
-Dumps ``ontology.store.cypher.STATEMENTS`` (name → query, declared parameters) to JSON together with
+Dumps ``ontology.store.cypher.STATEMENTS`` and the GDS analytics' ``GDS_STATEMENTS`` (name → query,
+declared parameters) to JSON together with
 the labels and relationship type the backend uses, and feeds it to ``lint.mjs`` (Node, package
 ``@neo4j-cypher/language-support``). Runs ``npm ci`` here first when ``node_modules`` is missing.
 Warnings count as failures too (``--strict``): a misspelt label is a silent bug at run time.
@@ -23,14 +24,16 @@ REPO = HERE.parent.parent
 def statements_payload() -> dict[str, object]:
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
+    from ontology.analytics.gds_backend import GDS_STATEMENTS
     from ontology.store import cypher
 
+    every = {**cypher.STATEMENTS, **{f"GDS_{name}": value for name, value in GDS_STATEMENTS.items()}}
     return {
         "labels": [cypher.NODE_LABEL, cypher.ALIAS_LABEL],
         "relationshipTypes": [cypher.EDGE_REL_TYPE],
         "statements": [
             {"name": name, "query": query, "params": list(params)}
-            for name, (query, params) in sorted(cypher.STATEMENTS.items())
+            for name, (query, params) in sorted(every.items())
         ],
     }
 

@@ -31,10 +31,13 @@ urlpatterns = [
         name="incompatibility_remove",
     ),
     path("typologies/", views.typology_list, name="typologies"),
+    path("typologies/copy-template/", views.typology_copy_template, name="typology_copy_template"),
     path("typologies/<str:key>/", views.typology_detail, name="typology_detail"),
     path("policies/", views.policy_list, name="policies"),
     path("policies/<str:key>/", views.policy_detail, name="policy_detail"),
     path("roles/", views.role_list, name="roles"),
     path("roles/<str:key>/", views.role_detail, name="role_detail"),
     path("history/", views.history, name="history"),
+    path("packs/", views.packs_page, name="packs"),
+    path("packs/download/", views.pack_download, name="pack_download"),
 ]

@@ -5,7 +5,15 @@ checks shape with a form, then calls a service of ``taxonomy.services``; a ``Rul
 back on the form next to the field it names (with the rule name) and nothing is saved.
 """
 
-from .editors import policy_detail, policy_list, role_detail, role_list, typology_detail, typology_list
+from .editors import (
+    policy_detail,
+    policy_list,
+    role_detail,
+    role_list,
+    typology_copy_template,
+    typology_detail,
+    typology_list,
+)
 from .history import history
 from .labels import (
     incompatibility_add,
@@ -17,6 +25,7 @@ from .labels import (
     label_term_add,
     label_term_remove,
 )
+from .packs import pack_download, packs_page
 from .tree import cluster_create, label_create, taxonomy_page
 
 __all__ = [
@@ -31,11 +40,14 @@ __all__ = [
     "label_status",
     "label_term_add",
     "label_term_remove",
+    "pack_download",
+    "packs_page",
     "policy_detail",
     "policy_list",
     "role_detail",
     "role_list",
     "taxonomy_page",
+    "typology_copy_template",
     "typology_detail",
     "typology_list",
 ]

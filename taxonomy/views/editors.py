@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 
+from arg_platform.errors import RuleViolation
 from projects.access import ProjectAccess
 
 from .. import forms, selectors, services
@@ -67,6 +68,7 @@ def typology_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
         "nav": "typologies",
         "form_template": "taxonomy/partials/typology_fields.html",
         "typologies": selectors.typology_list(project=access.project),
+        "templates": selectors.typology_list(project=None),
         "action": project_url("typologies", access),
         "submit": "Create typology",
         "form_open": request.method == "POST",
@@ -309,3 +311,19 @@ def role_detail(request: HttpRequest, access: ProjectAccess, key: str) -> HttpRe
         context=context,
         message="Role saved.",
     )
+
+
+@project_view("POST")
+def typology_copy_template(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """Copy a shared typology template into the project (refusals come back as a message)."""
+    template_key = request.POST.get("template", "")
+    key = request.POST.get("key", "").strip() or None
+    try:
+        typology = services.typology_copy_from_template(
+            project=access.project, actor=request.user, template_key=template_key, key=key
+        )
+    except RuleViolation as exc:
+        messages.error(request, "; ".join(f"[{v.rule}] {v.message}" for v in exc.violations))
+        return go_to(request, project_url("typologies", access))
+    messages.success(request, f"Typology {typology.name} copied from the shared template.")
+    return go_to(request, project_url("typology_detail", access, typology.key))

@@ -556,6 +556,25 @@ TYPOLOGY_FIELDS = (
 )
 
 
+def typology_defaults() -> dict[str, Any]:
+    """A new typology's data form (the knowledge-pack shape); a fresh dict on every call."""
+    return {
+        "key": "",
+        "name": "",
+        "description": "",
+        "access_constraints": {},
+        "preferred_node_types": [],
+        "complexity_budget": 3,
+        "max_depth": 3,
+        "max_hops": 4,
+        "beam_width": 3,
+        "response_style": "concise",
+        "fast_path_eligible": True,
+        "is_default": False,
+        "weights": {"alpha": 0.25, "beta": 0.35, "gamma": 0.2, "delta": 0.1, "epsilon": 0.1},
+    }
+
+
 def typology_as_data(t: ContextTypology) -> dict[str, Any]:
     data: dict[str, Any] = {"key": t.key, **{f: getattr(t, f) for f in TYPOLOGY_FIELDS}}
     data["weights"] = {w: getattr(t, f"weight_{w}") for w in ("alpha", "beta", "gamma", "delta", "epsilon")}
@@ -567,25 +586,7 @@ def typology_save(
     *, project: Project | None, actor: Any, data: Mapping[str, Any], typology: ContextTypology | None = None
 ) -> ContextTypology:
     """Create (``typology`` None) or update a context typology from its data form (see the pack format)."""
-    merged = (
-        typology_as_data(typology)
-        if typology is not None
-        else {
-            "key": "",
-            "name": "",
-            "description": "",
-            "access_constraints": {},
-            "preferred_node_types": [],
-            "complexity_budget": 3,
-            "max_depth": 3,
-            "max_hops": 4,
-            "beam_width": 3,
-            "response_style": "concise",
-            "fast_path_eligible": True,
-            "is_default": False,
-            "weights": {"alpha": 0.25, "beta": 0.35, "gamma": 0.2, "delta": 0.1, "epsilon": 0.1},
-        }
-    )
+    merged = typology_as_data(typology) if typology is not None else typology_defaults()
     merged.update({k: v for k, v in data.items() if k != "weights"})
     if "weights" in data:
         merged["weights"] = {**merged["weights"], **dict(data["weights"])}
@@ -657,6 +658,27 @@ POLICY_FIELDS = (
 )
 
 
+def policy_defaults() -> dict[str, Any]:
+    """A new policy's data form (the knowledge-pack shape); a fresh dict on every call."""
+    return {
+        "key": "",
+        "name": "",
+        "description": "",
+        "allowed_labels": [],
+        "forbidden_labels": [],
+        "allowed_node_types": [],
+        "forbidden_node_types": [],
+        "max_hops": None,
+        "blocked_terms": [],
+        "blocked_patterns": [],
+        "sensitive_topics": [],
+        "scope_statement": "",
+        "refusal_template": "",
+        "refocus_template": "",
+        "memory_scopes": ["USER"],
+    }
+
+
 def policy_as_data(p: Policy) -> dict[str, Any]:
     return {"key": p.key, **{f: getattr(p, f) for f in POLICY_FIELDS}}
 
@@ -666,27 +688,7 @@ def policy_save(
     *, project: Project, actor: Any, data: Mapping[str, Any], policy: Policy | None = None
 ) -> Policy:
     """Create (``policy`` None) or update a policy; label references are checked against the taxonomy."""
-    merged: dict[str, Any] = (
-        policy_as_data(policy)
-        if policy is not None
-        else {
-            "key": "",
-            "name": "",
-            "description": "",
-            "allowed_labels": [],
-            "forbidden_labels": [],
-            "allowed_node_types": [],
-            "forbidden_node_types": [],
-            "max_hops": None,
-            "blocked_terms": [],
-            "blocked_patterns": [],
-            "sensitive_topics": [],
-            "scope_statement": "",
-            "refusal_template": "",
-            "refocus_template": "",
-            "memory_scopes": ["USER"],
-        }
-    )
+    merged: dict[str, Any] = policy_as_data(policy) if policy is not None else policy_defaults()
     merged.update(data)
     if policy is not None:
         merged["key"] = policy.key

@@ -92,6 +92,7 @@ def label_uri(*, project: Project, label_id: str, base_uri: str | None = None) -
 
 # --- export ---------------------------------------------------------------------------------------
 
+
 def skos_graph(*, project: Project, base_uri: str | None = None, language: str = DEFAULT_LANGUAGE) -> Graph:
     """The project's taxonomy as an RDF graph of one SKOS concept scheme."""
     base = base_uri or skos_base_uri()
@@ -158,6 +159,7 @@ def skos_export(*, project: Project, base_uri: str | None = None, language: str 
 
 # --- parsing --------------------------------------------------------------------------------------
 
+
 def skos_format_for(filename: str) -> str:
     """The rdflib parser for a file name (Turtle when the extension says nothing)."""
     return guess_format(filename) or "turtle"
@@ -170,8 +172,9 @@ def skos_parse(*, data: str | bytes, fmt: str = "turtle") -> Graph:
         graph.parse(data=data, format=fmt)
     except Exception as exc:  # rdflib's parsers raise many unrelated types (BadSyntax, SAX, JSON, …)
         message = " ".join(str(exc).split())[:1000] or type(exc).__name__
-        raise RuleViolation(Violation("skos.parse", f"the {fmt} document could not be parsed: {message}",
-                                      "file")) from exc
+        raise RuleViolation(
+            Violation("skos.parse", f"the {fmt} document could not be parsed: {message}", "file")
+        ) from exc
     return graph
 
 
@@ -206,18 +209,23 @@ def _text(value: Literal | None) -> str:
 
 def _texts(values: Iterable[Node], languages: set[str | None] | None = None) -> list[str]:
     """Sorted literal texts; with ``languages``, only those tagged with one of them (None: untagged)."""
-    return sorted(str(v).strip() for v in values
-                  if isinstance(v, Literal) and (languages is None or v.language in languages))
+    return sorted(
+        str(v).strip()
+        for v in values
+        if isinstance(v, Literal) and (languages is None or v.language in languages)
+    )
 
 
 def _is_true(values: Iterable[Node]) -> bool:
     return any(isinstance(v, Literal) and str(v).strip().lower() in ("true", "1") for v in values)
 
 
-def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
-                   out: ViolationCollector, warnings: list[str]) -> dict[str, SkosConcept]:
-    schemes = sorted((s for s in set(graph.subjects(RDF.type, SKOS.ConceptScheme)) if isinstance(s, URIRef)),
-                     key=str)
+def _read_concepts(
+    graph: Graph, *, language: str, scheme: str | None, out: ViolationCollector, warnings: list[str]
+) -> dict[str, SkosConcept]:
+    schemes = sorted(
+        (s for s in set(graph.subjects(RDF.type, SKOS.ConceptScheme)) if isinstance(s, URIRef)), key=str
+    )
     selected: URIRef | None = None
     if scheme:
         selected = URIRef(scheme)
@@ -226,8 +234,9 @@ def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
             return {}
     elif len(schemes) > 1:
         listed = ", ".join(map(str, schemes))
-        out.add("skos.scheme", f"the file holds {len(schemes)} concept schemes ({listed}); choose one",
-                "scheme")
+        out.add(
+            "skos.scheme", f"the file holds {len(schemes)} concept schemes ({listed}); choose one", "scheme"
+        )
         return {}
     elif schemes:
         selected = schemes[0]
@@ -268,20 +277,28 @@ def _read_concepts(graph: Graph, *, language: str, scheme: str | None,
             out.add("skos.pref_label", f"concept {uri} has no skos:prefLabel", "name", str(uri))
             name = re.split(r"[/#:]", str(uri).rstrip("/#"))[-1] or str(uri)
         concepts[str(uri)] = SkosConcept(
-            uri=str(uri), name=name,
+            uri=str(uri),
+            name=name,
             # synonyms in the language of the chosen prefLabel (or untagged): one language per label
-            alt_labels=tuple(_texts(graph.objects(uri, SKOS.altLabel),
-                                    None if pref is None else {None, pref.language or language})),
+            alt_labels=tuple(
+                _texts(
+                    graph.objects(uri, SKOS.altLabel),
+                    None if pref is None else {None, pref.language or language},
+                )
+            ),
             definition=_text(_pick(graph.objects(uri, SKOS.definition), language)),
             examples=tuple(_texts(graph.objects(uri, SKOS.example))),
             notations=tuple(_texts(graph.objects(uri, SKOS.notation))),
-            status=status, cluster_key=keys[0] if keys else None,
-            broader=() if top else tuple(broader), top=top,
+            status=status,
+            cluster_key=keys[0] if keys else None,
+            broader=() if top else tuple(broader),
+            top=top,
         )
     return concepts
 
 
 # --- import ---------------------------------------------------------------------------------------
+
 
 @dataclass
 class SkosImportResult:
@@ -299,9 +316,12 @@ class SkosImportResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "clusters_created": self.clusters_created, "clusters_updated": self.clusters_updated,
-            "labels_created": self.labels_created, "labels_updated": self.labels_updated,
-            "labels_unchanged": self.labels_unchanged, "warnings": list(self.warnings),
+            "clusters_created": self.clusters_created,
+            "clusters_updated": self.clusters_updated,
+            "labels_created": self.labels_created,
+            "labels_updated": self.labels_updated,
+            "labels_unchanged": self.labels_unchanged,
+            "warnings": list(self.warnings),
             "dry_run": self.dry_run,
         }
 
@@ -339,17 +359,29 @@ def _plan_clusters(project: Project, tops: list[SkosConcept], out: ViolationColl
         used.add(key)
         plans.append(_ClusterPlan(concept.uri, key, concept.name, concept.definition, match))
         if len(concept.name) > MAX_CLUSTER_NAME:
-            out.add("cluster.field", f"cluster {concept.name!r}: name is longer than {MAX_CLUSTER_NAME} "
-                    "characters", "name", concept.uri)
+            out.add(
+                "cluster.field",
+                f"cluster {concept.name!r}: name is longer than {MAX_CLUSTER_NAME} characters",
+                "name",
+                concept.uri,
+            )
         if len(concept.definition) > MAX_CLUSTER_DESCRIPTION:
-            out.add("cluster.field", f"cluster {concept.name!r}: description is longer than "
-                    f"{MAX_CLUSTER_DESCRIPTION} characters", "description", concept.uri)
+            out.add(
+                "cluster.field",
+                f"cluster {concept.name!r}: description is longer than {MAX_CLUSTER_DESCRIPTION} characters",
+                "description",
+                concept.uri,
+            )
     names: dict[str, str] = {c.name.casefold(): c.key for c in existing if c.pk not in matched}
     for plan in plans:
         other = names.setdefault(plan.name.casefold(), plan.key)
         if other != plan.key:
-            out.add("cluster.unique_name", f"two clusters would be named {plan.name!r} ({other}, {plan.key})",
-                    "name", plan.uri)
+            out.add(
+                "cluster.unique_name",
+                f"two clusters would be named {plan.name!r} ({other}, {plan.key})",
+                "name",
+                plan.uri,
+            )
     return plans
 
 
@@ -395,9 +427,16 @@ def _label_clusters(concepts: dict[str, SkosConcept], cluster_of_top: dict[str, 
     return label_cluster
 
 
-def _assign_label_ids(concepts: dict[str, SkosConcept], order: list[str], cluster_of_top: dict[str, str],
-                      label_cluster: dict[str, str], view: TaxonomyView, seq: int, out: ViolationCollector,
-                      warnings: list[str]) -> tuple[dict[str, str], int]:
+def _assign_label_ids(
+    concepts: dict[str, SkosConcept],
+    order: list[str],
+    cluster_of_top: dict[str, str],
+    label_cluster: dict[str, str],
+    view: TaxonomyView,
+    seq: int,
+    out: ViolationCollector,
+    warnings: list[str],
+) -> tuple[dict[str, str], int]:
     """LabelID of each concept: its LabelID notation, else an existing same-named label at the same
     place (so re-importing a file without notations updates rather than duplicates), else a new one.
     Returns the ids by concept URI and the highest LabelID number used."""
@@ -414,15 +453,22 @@ def _assign_label_ids(concepts: dict[str, SkosConcept], order: list[str], cluste
         if len(ids[0]) > MAX_LABEL_ID_LEN or int(ids[0][1:]) > MAX_LABEL_SEQ:
             out.add("skos.notation", f"{uri}: LabelID {ids[0]} is out of range", "notation", uri)
         elif ids[0] in claimed:
-            out.add("skos.notation_unique",
-                    f"{uri} and {claimed[ids[0]]} share the LabelID notation {ids[0]}", "notation", uri)
+            out.add(
+                "skos.notation_unique",
+                f"{uri} and {claimed[ids[0]]} share the LabelID notation {ids[0]}",
+                "notation",
+                uri,
+            )
         else:
             claimed[ids[0]] = uri
     for concept in concepts.values():
         if concept.top and any(LABEL_ID_RE.match(n) for n in concept.notations):
             warnings.append(f"{concept.uri} is a top concept (a cluster): its LabelID notation is ignored")
-    by_place = {(r.cluster, r.parent, r.name.casefold()): r.label_id for r in view.labels.values()
-                if r.status != LabelStatus.DEPRECATED and r.label_id not in claimed}
+    by_place = {
+        (r.cluster, r.parent, r.name.casefold()): r.label_id
+        for r in view.labels.values()
+        if r.status != LabelStatus.DEPRECATED and r.label_id not in claimed
+    }
     seq = max([seq, *(int(label_id[1:]) for label_id in claimed)])
     ids_by_uri = {uri: label_id for label_id, uri in claimed.items()}
     for uri in order:
@@ -455,9 +501,17 @@ def _follow_moved_ancestors(labels: dict[str, LabelRecord], imported: set[str]) 
 
 
 @transaction.atomic
-def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "turtle",
-                language: str = DEFAULT_LANGUAGE, scheme: str | None = None, source: str = "",
-                dry_run: bool = False) -> SkosImportResult:
+def skos_import(
+    *,
+    project: Project,
+    actor: Any,
+    data: str | bytes,
+    fmt: str = "turtle",
+    language: str = DEFAULT_LANGUAGE,
+    scheme: str | None = None,
+    source: str = "",
+    dry_run: bool = False,
+) -> SkosImportResult:
     """Import a SKOS concept scheme into ``project``, all or nothing.
 
     Everything is read and judged by the validator before the first write; a ``RuleViolation`` leaves
@@ -475,8 +529,9 @@ def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "
     label_cluster = _label_clusters(concepts, cluster_of_top)
     view = taxonomy_view(project=project)
     order = _label_order(concepts)
-    ids_by_uri, seq = _assign_label_ids(concepts, order, cluster_of_top, label_cluster, view,
-                                        project.label_seq, out, result.warnings)
+    ids_by_uri, seq = _assign_label_ids(
+        concepts, order, cluster_of_top, label_cluster, view, project.label_seq, out, result.warnings
+    )
     out.raise_if_any()
 
     # The taxonomy after the import, as the validator sees it.
@@ -490,18 +545,34 @@ def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "
         status = concept.status or (existing.status if existing else LabelStatus.ACTIVE.value)
         if existing is not None:
             if existing.status == LabelStatus.DEPRECATED and concept.name != existing.name:
-                out.add("taxonomy.label_id_reuse",
-                        f"{label_id} is DEPRECATED as {existing.name!r}; its LabelID cannot be reused for "
-                        f"{concept.name!r}", "notation", uri)
+                out.add(
+                    "taxonomy.label_id_reuse",
+                    f"{label_id} is DEPRECATED as {existing.name!r}; its LabelID cannot be reused for "
+                    f"{concept.name!r}",
+                    "notation",
+                    uri,
+                )
             if status != existing.status and status not in STATUS_TRANSITIONS[existing.status]:
-                out.add("taxonomy.status_transition",
-                        f"{label_id} cannot go from {existing.status} to {status}", "status", uri)
+                out.add(
+                    "taxonomy.status_transition",
+                    f"{label_id} cannot go from {existing.status} to {status}",
+                    "status",
+                    uri,
+                )
             # SKOS values are unordered: the same set keeps the curated order
             synonyms = list(existing.synonyms) if _same_items(synonyms, existing.synonyms) else synonyms
             examples = list(existing.examples) if _same_items(examples, existing.examples) else examples
         parent_id = None if parent in cluster_of_top else ids_by_uri[parent]
-        labels[label_id] = LabelRecord(label_id, concept.name, label_cluster[uri], parent_id, status,
-                                       concept.definition, tuple(synonyms), tuple(examples))
+        labels[label_id] = LabelRecord(
+            label_id,
+            concept.name,
+            label_cluster[uri],
+            parent_id,
+            status,
+            concept.definition,
+            tuple(synonyms),
+            tuple(examples),
+        )
         locations[f"label:{label_id}"] = uri
     imported = set(ids_by_uri.values())
     touched = imported | _follow_moved_ancestors(labels, imported)
@@ -515,35 +586,53 @@ def skos_import(*, project: Project, actor: Any, data: str | bytes, fmt: str = "
     result.label_ids = {uri: ids_by_uri[uri] for uri in order}
     result.cluster_keys = dict(cluster_of_top)
     result.clusters_created = sum(1 for c in clusters if c.existing is None)
-    result.clusters_updated = sum(1 for c in clusters if c.existing is not None
-                                  and (c.existing.name, c.existing.description) != (c.name, c.description))
+    result.clusters_updated = sum(
+        1
+        for c in clusters
+        if c.existing is not None and (c.existing.name, c.existing.description) != (c.name, c.description)
+    )
     created = {label_id for label_id in imported if label_id not in view.labels}
     changed = {label_id for label_id in touched - created if labels[label_id] != view.labels[label_id]}
     result.labels_created, result.labels_updated = len(created), len(changed)
     result.labels_unchanged = len(imported - created - changed)
     if dry_run:
         return result
-    policies = _write(project=project, actor=actor, clusters=clusters, before=view, after=after,
-                      touched=touched, seq=seq)
-    audit_record(project=project, actor=actor, action="import", object_type="taxonomy",
-                 object_key=(source or "skos")[:128],
-                 after={**result.as_dict(), "warnings": result.warnings[:50], "policies_cleaned": policies},
-                 reason=f"{IMPORT_REASON} from {source}" if source else IMPORT_REASON)
+    policies = _write(
+        project=project, actor=actor, clusters=clusters, before=view, after=after, touched=touched, seq=seq
+    )
+    audit_record(
+        project=project,
+        actor=actor,
+        action="import",
+        object_type="taxonomy",
+        object_key=(source or "skos")[:128],
+        after={**result.as_dict(), "warnings": result.warnings[:50], "policies_cleaned": policies},
+        reason=f"{IMPORT_REASON} from {source}" if source else IMPORT_REASON,
+    )
     if result.clusters_created or result.clusters_updated or created or changed:
         knowledge_changed(project=project)
     return result
 
 
-def _write(*, project: Project, actor: Any, clusters: list[_ClusterPlan], before: TaxonomyView,
-           after: TaxonomyView, touched: set[str], seq: int) -> list[str]:
+def _write(
+    *,
+    project: Project,
+    actor: Any,
+    clusters: list[_ClusterPlan],
+    before: TaxonomyView,
+    after: TaxonomyView,
+    touched: set[str],
+    seq: int,
+) -> list[str]:
     """Write a validated import (the caller holds the transaction): clusters, then labels level by
     level so every parent exists before its children, then paths. Returns the policies cleaned."""
     now = timezone.now()
     user = _user_or_none(actor)
     for plan in clusters:
         if plan.existing is None:
-            Cluster.objects.create(project=project, key=plan.key, name=plan.name,
-                                   description=plan.description)
+            Cluster.objects.create(
+                project=project, key=plan.key, name=plan.name, description=plan.description
+            )
         elif (plan.existing.name, plan.existing.description) != (plan.name, plan.description):
             plan.existing.name, plan.existing.description = plan.name, plan.description
             plan.existing.save(update_fields=["name", "description"])
@@ -551,8 +640,19 @@ def _write(*, project: Project, actor: Any, clusters: list[_ClusterPlan], before
     label_by_id = {label.label_id: label for label in Label.objects.filter(project=project)}
     changed = sorted(i for i in touched if after.labels[i] != before.labels.get(i))
     depth = {label_id: len(after.ancestors(label_id)) for label_id in changed}
-    fields = ["name", "description", "cluster", "parent", "status", "synonyms", "examples",
-              "status_changed_at", "status_changed_by", "status_reason", "updated_at"]
+    fields = [
+        "name",
+        "description",
+        "cluster",
+        "parent",
+        "status",
+        "synonyms",
+        "examples",
+        "status_changed_at",
+        "status_changed_by",
+        "status_reason",
+        "updated_at",
+    ]
     for level in sorted(set(depth.values())):
         to_create: list[Label] = []
         to_update: list[Label] = []
@@ -560,8 +660,13 @@ def _write(*, project: Project, actor: Any, clusters: list[_ClusterPlan], before
             record = after.labels[label_id]
             label = label_by_id.get(label_id)
             if label is None:
-                label = Label(project=project, label_id=label_id, status_changed_at=now,
-                              status_changed_by=user, status_reason=IMPORT_REASON)
+                label = Label(
+                    project=project,
+                    label_id=label_id,
+                    status_changed_at=now,
+                    status_changed_by=user,
+                    status_reason=IMPORT_REASON,
+                )
                 to_create.append(label)
             else:
                 to_update.append(label)
@@ -583,8 +688,13 @@ def _write(*, project: Project, actor: Any, clusters: list[_ClusterPlan], before
     if seq > project.label_seq:
         Project.objects.filter(pk=project.pk).update(label_seq=seq)
         project.label_seq = seq
-    deprecated = {i for i in changed if after.labels[i].status == LabelStatus.DEPRECATED
-                  and i in before.labels and before.labels[i].status != LabelStatus.DEPRECATED}
+    deprecated = {
+        i
+        for i in changed
+        if after.labels[i].status == LabelStatus.DEPRECATED
+        and i in before.labels
+        and before.labels[i].status != LabelStatus.DEPRECATED
+    }
     cleaned = []
     if deprecated:  # the maintenance contract: no policy keeps allowing a deprecated label
         for policy in Policy.objects.select_for_update().filter(project=project).order_by("key"):

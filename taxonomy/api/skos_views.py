@@ -39,8 +39,12 @@ class RdfDocument:
 class RdfParser(BaseParser):
     """Hands the raw body to rdflib; the media type picks the syntax."""
 
-    def parse(self, stream: IO[bytes] | None, media_type: str | None = None,
-              parser_context: dict[str, Any] | None = None) -> RdfDocument:
+    def parse(
+        self,
+        stream: IO[bytes] | None,
+        media_type: str | None = None,
+        parser_context: dict[str, Any] | None = None,
+    ) -> RdfDocument:
         content = stream.read() if stream is not None else b""
         return RdfDocument(content, MEDIA_TYPE_FORMATS[self.media_type])
 
@@ -64,21 +68,35 @@ class TurtleRenderer(BaseRenderer):
     format = "ttl"
     charset = "utf-8"
 
-    def render(self, data: Any, accepted_media_type: str | None = None,
-               renderer_context: dict[str, Any] | None = None) -> bytes:
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
         return data.encode("utf-8") if isinstance(data, str) else bytes(data or b"")
 
 
 class SkosExportQuerySerializer(serializers.Serializer):
-    language = serializers.RegexField(r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", required=False,
-                                      default=DEFAULT_LANGUAGE, help_text="language tag of the literals")
+    language = serializers.RegexField(
+        r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$",
+        required=False,
+        default=DEFAULT_LANGUAGE,
+        help_text="language tag of the literals",
+    )
 
 
 class SkosImportQuerySerializer(SkosExportQuerySerializer):
-    scheme = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
-                                  help_text="the concept scheme to import when the file holds several")
-    dry_run = serializers.BooleanField(required=False, default=False,
-                                       help_text="validate and report without writing")
+    scheme = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text="the concept scheme to import when the file holds several",
+    )
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="validate and report without writing"
+    )
 
 
 class SkosImportSummarySerializer(serializers.Serializer):
@@ -98,9 +116,11 @@ class SkosView(ProjectScopedMixin, APIView):
     parser_classes = [TurtleParser, NTriplesParser, RdfXmlParser]
     renderer_classes = [JSONRenderer, TurtleRenderer]
 
-    @extend_schema(parameters=[SkosExportQuerySerializer],
-                   description="Export the taxonomy as one SKOS concept scheme in Turtle (deterministic).",
-                   responses={(200, TURTLE): OpenApiResponse(OpenApiTypes.STR, description="SKOS in Turtle")})
+    @extend_schema(
+        parameters=[SkosExportQuerySerializer],
+        description="Export the taxonomy as one SKOS concept scheme in Turtle (deterministic).",
+        responses={(200, TURTLE): OpenApiResponse(OpenApiTypes.STR, description="SKOS in Turtle")},
+    )
     def get(self, request: Request, project: str) -> HttpResponse:
         query = SkosExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -109,23 +129,37 @@ class SkosView(ProjectScopedMixin, APIView):
         response["Content-Disposition"] = f'inline; filename="{self.project.slug}-taxonomy.ttl"'
         return response
 
-    @extend_schema(parameters=[SkosImportQuerySerializer],
-                   request={TURTLE: OpenApiTypes.STR, "application/n-triples": OpenApiTypes.STR,
-                            "application/rdf+xml": OpenApiTypes.STR},
-                   description="Import a SKOS concept scheme, all or nothing: every rule of the taxonomy "
-                               "validator is checked before anything is written.",
-                   responses={(200, "application/json"): SkosImportSummarySerializer})
+    @extend_schema(
+        parameters=[SkosImportQuerySerializer],
+        request={
+            TURTLE: OpenApiTypes.STR,
+            "application/n-triples": OpenApiTypes.STR,
+            "application/rdf+xml": OpenApiTypes.STR,
+        },
+        description="Import a SKOS concept scheme, all or nothing: every rule of the taxonomy "
+        "validator is checked before anything is written.",
+        responses={(200, "application/json"): SkosImportSummarySerializer},
+    )
     def post(self, request: Request, project: str) -> Response:
         query = SkosImportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         document = request.data
         if not isinstance(document, RdfDocument) or not document.content.strip():
-            raise RuleViolation(Violation(
-                "skos.parse", f"the request body is empty: send a SKOS concept scheme as {TURTLE}", "file"))
-        result = skos_import(project=self.project, actor=request.user, data=document.content,
-                             fmt=document.fmt, language=query.validated_data["language"],
-                             scheme=query.validated_data["scheme"] or None, source="api",
-                             dry_run=query.validated_data["dry_run"])
+            raise RuleViolation(
+                Violation(
+                    "skos.parse", f"the request body is empty: send a SKOS concept scheme as {TURTLE}", "file"
+                )
+            )
+        result = skos_import(
+            project=self.project,
+            actor=request.user,
+            data=document.content,
+            fmt=document.fmt,
+            language=query.validated_data["language"],
+            scheme=query.validated_data["scheme"] or None,
+            source="api",
+            dry_run=query.validated_data["dry_run"],
+        )
         return Response(result.as_dict())
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:

@@ -16,7 +16,9 @@ router.register("audit", views.AuditViewSet, basename="audit")
 
 urlpatterns = [
     path("projects/<slug:project>/pack/", PackView.as_view(), name="pack"),
-    path("projects/<slug:project>/typologies/copy-template/", TypologyCopyView.as_view(), name="typology-copy"),
+    path(
+        "projects/<slug:project>/typologies/copy-template/", TypologyCopyView.as_view(), name="typology-copy"
+    ),
     path("typology-templates/", TypologyTemplateListView.as_view(), name="typology-templates"),
     path("projects/<slug:project>/", include(router.urls)),
     path("projects/<slug:project>/skos/", SkosView.as_view(), name="skos"),

@@ -23,7 +23,14 @@ from arg_platform.errors import RuleViolation, Violation, ViolationCollector
 from projects.models import Project
 from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
 from taxonomy.selectors import taxonomy_view
-from taxonomy.services import POLICY_FIELDS, TYPOLOGY_FIELDS, _compute_path, knowledge_changed
+from taxonomy.services import (
+    POLICY_FIELDS,
+    TYPOLOGY_FIELDS,
+    _compute_path,
+    knowledge_changed,
+    policy_defaults,
+    typology_defaults,
+)
 from taxonomy.validator import (
     LabelRecord,
     TaxonomyView,
@@ -162,47 +169,13 @@ def _pack_view(doc: PackDocument) -> TaxonomyView:
 
 
 def _typology_data(item: dict[str, Any]) -> dict[str, Any]:
-    defaults: dict[str, Any] = {
-        "description": "",
-        "access_constraints": {},
-        "preferred_node_types": [],
-        "complexity_budget": 3,
-        "max_depth": 3,
-        "max_hops": 4,
-        "beam_width": 3,
-        "response_style": "concise",
-        "fast_path_eligible": True,
-        "is_default": False,
-    }
-    data = {**defaults, **item}
-    data["weights"] = {
-        "alpha": 0.25,
-        "beta": 0.35,
-        "gamma": 0.2,
-        "delta": 0.1,
-        "epsilon": 0.1,
-        **(item.get("weights") or {}),
-    }
+    data = {**typology_defaults(), **item}
+    data["weights"] = {**typology_defaults()["weights"], **(item.get("weights") or {})}
     return data
 
 
 def _policy_data(item: dict[str, Any]) -> dict[str, Any]:
-    defaults: dict[str, Any] = {
-        "description": "",
-        "allowed_labels": [],
-        "forbidden_labels": [],
-        "allowed_node_types": [],
-        "forbidden_node_types": [],
-        "max_hops": None,
-        "blocked_terms": [],
-        "blocked_patterns": [],
-        "sensitive_topics": [],
-        "scope_statement": "",
-        "refusal_template": "",
-        "refocus_template": "",
-        "memory_scopes": ["USER"],
-    }
-    return {**defaults, **item}
+    return {**policy_defaults(), **item}
 
 
 def _check_against_existing(project: Project, view: TaxonomyView, out: ViolationCollector) -> None:

@@ -17,8 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--out", help="file to write (default: standard output)")
-        parser.add_argument("--base", default=None,
-                            help="base of the concept URIs (default: settings.ARG_SKOS_BASE_URI)")
+        parser.add_argument(
+            "--base", default=None, help="base of the concept URIs (default: settings.ARG_SKOS_BASE_URI)"
+        )
         parser.add_argument("--language", default=DEFAULT_LANGUAGE, help="language tag of the literals")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -15,8 +15,10 @@ ACTOR = "manage.py skos_import"
 
 
 class Command(BaseCommand):
-    help = ("Import a SKOS concept scheme (Turtle, RDF/XML, N-Triples, JSON-LD… by file extension) into a "
-            "project. Nothing is written unless the whole result passes the taxonomy validator.")
+    help = (
+        "Import a SKOS concept scheme (Turtle, RDF/XML, N-Triples, JSON-LD… by file extension) into a "
+        "project. Nothing is written unless the whole result passes the taxonomy validator."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the SKOS file")
@@ -36,15 +38,22 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
         try:
-            result = skos_import(project=project, actor=ACTOR, data=data,
-                                 fmt=options["format"] or skos_format_for(path.name),
-                                 language=options["language"], scheme=options["scheme"], source=path.name,
-                                 dry_run=options["dry_run"])
+            result = skos_import(
+                project=project,
+                actor=ACTOR,
+                data=data,
+                fmt=options["format"] or skos_format_for(path.name),
+                language=options["language"],
+                scheme=options["scheme"],
+                source=path.name,
+                dry_run=options["dry_run"],
+            )
         except RuleViolation as exc:
             for v in exc.violations:
                 self.stderr.write(f"[{v.rule}] {v.message}" + (f" (at {v.location})" if v.location else ""))
-            raise CommandError(f"{path.name}: import refused, nothing was written "
-                               f"({len(exc.violations)} violation(s))") from exc
+            raise CommandError(
+                f"{path.name}: import refused, nothing was written ({len(exc.violations)} violation(s))"
+            ) from exc
         for warning in result.warnings:
             self.stderr.write(f"warning: {warning}")
         verb = "would import" if result.dry_run else "imported"
@@ -52,4 +61,5 @@ class Command(BaseCommand):
             f"{verb} {path.name} into {project.slug}: clusters {result.clusters_created} created, "
             f"{result.clusters_updated} updated; labels {result.labels_created} created, "
             f"{result.labels_updated} updated, {result.labels_unchanged} unchanged; "
-            f"{len(result.warnings)} warning(s)")
+            f"{len(result.warnings)} warning(s)"
+        )

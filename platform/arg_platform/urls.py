@@ -17,5 +17,6 @@ urlpatterns = [
     path("api/v1/", include("projects.api.urls")),
     path("api/v1/", include("taxonomy.api.urls")),
     path("api/v1/", include("ontology.api.urls")),
+    path("p/<slug:project>/graph/", include("ontology.urls")),
     path("p/<slug:project>/", include("taxonomy.urls")),
 ]

@@ -1,0 +1,173 @@
+"""Releases in the browser: the list, publishing the draft, activating (rolling back), and diffs.
+
+Everyone in the project reads; publishing and activating need PUBLISH (admins). A draft the validator
+refuses is shown with each refusal's rule, and no release is created.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from ontology import releases
+from ontology.models import Release
+from ontology.selectors import release_list as releases_of
+from projects.access import Capability, ProjectAccess
+from taxonomy.selectors import label_list
+
+from .. import forms
+from .base import (
+    REFUSED,
+    draft_state,
+    graph_url,
+    project_view,
+    render_page,
+    require_publish,
+    save_form,
+)
+
+RELEASES_BODY = "ontology/partials/releases_body.html"
+
+
+def _releases_context(access: ProjectAccess, *, publish_form: Any = None) -> dict[str, Any]:
+    rows = list(releases_of(project=access.project))
+    versions = [r.version for r in rows]
+    return {
+        **draft_state(access),
+        "nav": "releases",
+        "can_publish": access.can(Capability.PUBLISH),
+        "publish_form": publish_form or forms.PublishForm(),
+        "rows": [
+            {
+                "release": release,
+                "previous": next((v for v in versions if v < release.version), None),
+                "total_s": (release.timings or {}).get("total_s"),
+                "timings": sorted((release.timings or {}).items()),
+                "activate_form": forms.ActivateForm(auto_id=f"activate-v{release.version}-%s"),
+            }
+            for release in rows
+        ],
+    }
+
+
+def _releases_page(
+    request: HttpRequest, access: ProjectAccess, *, status: int = 200, **bound: Any
+) -> HttpResponse:
+    context = _releases_context(access, **bound)
+    template = RELEASES_BODY if request.htmx else "ontology/release_list.html"
+    return render_page(request, template, context, status=status)
+
+
+@project_view("GET")
+def release_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    return _releases_page(request, access)
+
+
+@project_view("POST")
+def release_publish(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """Freeze the draft into a new active release (admins); the validator may refuse the draft."""
+    require_publish(access)
+    form = forms.PublishForm(request.POST)
+    release = save_form(
+        form,
+        lambda d: releases.release_publish(
+            project=access.project, actor=request.user, options=releases.PublishOptions(notes=d["notes"])
+        ),
+    )
+    if release is None:
+        return _releases_page(request, access, status=REFUSED, publish_form=form)
+    messages.success(request, f"Release v{release.version} published and active.")
+    if not request.htmx:
+        return redirect(graph_url("release_list", access))
+    return _releases_page(request, access)
+
+
+@project_view("POST")
+def release_activate(request: HttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
+    """Make an earlier (rollback) or later release the active one (admins)."""
+    require_publish(access)
+    release = releases.release_get(project=access.project, version=version)
+    form = forms.ActivateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The reason is too long (500 characters at most); nothing changed.")
+        return _releases_page(request, access, status=REFUSED)
+    previous = releases.release_active(project_id=access.project.pk)
+    releases.release_activate(release=release, actor=request.user, reason=form.cleaned_data["reason"])
+    if previous is None or previous.pk == release.pk:
+        messages.success(request, f"Release v{version} is active.")
+    else:
+        verb = "Rolled back" if release.version < previous.version else "Moved forward"
+        messages.success(request, f"{verb} from v{previous.version} to v{version}: v{version} is active.")
+    if not request.htmx:
+        return redirect(graph_url("release_list", access))
+    return _releases_page(request, access)
+
+
+def _against(request: HttpRequest, release: Release, versions: list[int]) -> int | None:
+    try:
+        wanted = int(request.GET.get("against", ""))
+    except ValueError:
+        wanted = None
+    if wanted in versions and wanted != release.version:
+        return wanted
+    older = [v for v in versions if v < release.version]
+    return max(older) if older else None
+
+
+@project_view("GET")
+def release_diff(request: HttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
+    """What changed between release ``version`` and ``?against=`` (default: the release before it)."""
+    release = releases.release_get(project=access.project, version=version)
+    versions = [r.version for r in releases_of(project=access.project)]
+    against = _against(request, release, versions)
+    diff = None
+    labels: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
+    if against is not None:
+        other = releases.release_get(project=access.project, version=against)
+        old, new = (other, release) if other.version < release.version else (release, other)
+        diff = releases.release_diff(old=old, new=new)
+        changed = dict(diff.labels_changed)
+        ids = {*diff.labels_added, *diff.labels_removed, *changed}
+        names = dict(
+            label_list(project=access.project).filter(label_id__in=ids).values_list("label_id", "name")
+        )
+        labels = {
+            "added": [(i, names.get(i, ""), ()) for i in diff.labels_added],
+            "removed": [(i, names.get(i, ""), ()) for i in diff.labels_removed],
+            "changed": [(i, names.get(i, ""), fields) for i, fields in diff.labels_changed],
+        }
+    summary: list[str] = []
+    if diff is not None:
+        parts = [
+            (diff.labels_added, "label", "labels", "added"),
+            (diff.labels_removed, "label", "labels", "removed"),
+            (diff.labels_changed, "label", "labels", "changed"),
+            (diff.nodes_added, "node", "nodes", "added"),
+            (diff.nodes_removed, "node", "nodes", "removed"),
+            (diff.nodes_changed, "node", "nodes", "changed"),
+            (diff.edges_added, "edge", "edges", "added"),
+            (diff.edges_removed, "edge", "edges", "removed"),
+            (diff.edges_reweighted, "edge", "edges", "reweighted"),
+            (diff.aliases_added, "alias", "aliases", "added"),
+            (diff.policies_changed, "policy", "policies", "changed"),
+            (diff.typologies_changed, "typology", "typologies", "changed"),
+        ]
+        summary = [
+            f"{len(items)} {one if len(items) == 1 else many} {verb}"
+            for items, one, many, verb in parts
+            if items
+        ]
+    context = {
+        "nav": "releases",
+        "summary": summary,
+        "release": release,
+        "against": against,
+        "choices": [v for v in versions if v != version],
+        "diff": diff,
+        "labels": labels,
+        "node_url": graph_url("node_detail", access, "NODE").rsplit("NODE", 1)[0],
+    }
+    return render_page(request, "ontology/release_diff.html", context)

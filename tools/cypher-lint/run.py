@@ -27,7 +27,9 @@ def statements_payload() -> dict[str, object]:
     from ontology.analytics.gds_backend import GDS_STATEMENTS
     from ontology.store import cypher
 
-    every = {**cypher.STATEMENTS, **{f"GDS_{name}": value for name, value in GDS_STATEMENTS.items()}}
+    if set(cypher.STATEMENTS) & set(GDS_STATEMENTS):
+        raise SystemExit("cypher-lint: a statement name is used twice")
+    every = {**cypher.STATEMENTS, **GDS_STATEMENTS}
     return {
         "labels": [cypher.NODE_LABEL, cypher.ALIAS_LABEL],
         "relationshipTypes": [cypher.EDGE_REL_TYPE],

@@ -7,3 +7,11 @@ class InferenceConfig(AppConfig):
 
     name = "inference"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from ontology.releases import PUBLISH_HOOKS
+
+        from .classifier import train_label_classifier
+
+        if train_label_classifier not in PUBLISH_HOOKS:
+            PUBLISH_HOOKS.append(train_label_classifier)

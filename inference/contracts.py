@@ -90,6 +90,7 @@ class PolicyDecision:
     response_mode: ResponseMode
     reasons: tuple[str, ...] = ()  # e.g. ("blocked_term", "sensitive_topic:legal-advice")
     message: str = ""  # the refusal or refocus text when the state asks for one
+    policy_key: str | None = None  # the policy that decided (None: a release without roles)
 
 
 @dataclass(frozen=True)
@@ -99,3 +100,120 @@ class LexicalCandidates:
     raw: dict[str, float] = field(default_factory=dict)
     filtered: dict[str, float] = field(default_factory=dict)
     blocked: tuple[tuple[str, str], ...] = ()  # (LabelID, constraint type)
+
+
+class Flag(enum.StrEnum):
+    """Flags of the Context Weaver (§2.3.4) and of later steps, logged and read by the offline loop."""
+
+    OOD = "OOD"
+    VECTOR_AMBIGUITY = "VECTOR_AMBIGUITY"
+    LOW_MARGIN = "LOW_MARGIN"
+    ABSTAIN_RECOMMENDED = "ABSTAIN_RECOMMENDED"
+    NEW_INTENT_CANDIDATE = "NEW_INTENT_CANDIDATE"
+    UNKNOWN_LABEL_CANDIDATE = "UNKNOWN_LABEL_CANDIDATE"
+    MISSING_LABEL_CANDIDATE = "MISSING_LABEL_CANDIDATE"
+
+
+@dataclass(frozen=True)
+class WeaverResult:
+    """Step 3 output: the validated label set ``L_final`` with its confidence and flags (§2.3.4)."""
+
+    top_k: tuple[tuple[str, float], ...] = ()  # label vector search: (LabelID, cosine)
+    classifier: tuple[tuple[str, float], ...] = ()  # distilled classifier: (LabelID or "oos", probability)
+    proposer_used: bool = False
+    l_final: dict[str, float] = field(default_factory=dict)
+    confidence: float = 0.0  # confidence_global in [0, 1]
+    flags: frozenset[Flag] = frozenset()
+    rejected: tuple[tuple[str, str], ...] = ()  # (LabelID, validator rule)
+    shadow: tuple[tuple[str, float], ...] = ()  # SHADOW labels that would have won (evaluated, not routed)
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Step 4 output: where routing starts on the graph (§2.4), or why it abstained."""
+
+    node_start: str | None
+    candidates: tuple[tuple[str, float], ...] = ()  # top-N landing candidates (node_id, score)
+    abstained: bool = False
+    reason: str = ""  # e.g. "label_match", "cluster_match", "cold_start", "ood", "no_attachment"
+    flags: frozenset[Flag] = frozenset()
+    clusters: tuple[str, ...] = ()  # the taxonomy scope the landing was computed in (cluster keys)
+
+
+@dataclass(frozen=True)
+class ScoredNode:
+    """A candidate neighbour with its composite score and the five components (§2.5.3)."""
+
+    node_id: str
+    score: float
+    s_struct: float = 0.0
+    s_sem: float = 0.0
+    s_taxo: float = 0.0
+    s_typology: float = 0.0
+    s_memory: float = 0.0
+
+
+@dataclass(frozen=True)
+class Route:
+    """Steps 5–7 output: the selected path from the landing point to the target node."""
+
+    target: str | None
+    path_nodes: tuple[str, ...] = ()
+    path_edges: tuple[tuple[str, str, str], ...] = ()  # (source, target, edge type)
+    fast_path: bool = False
+    considered: int = 0  # candidates scored after pruning
+    pruned: int = 0  # candidates dropped by anti-hub pruning and hard gates
+    scored: tuple[ScoredNode, ...] = ()  # the best candidates, for the trace
+    reason: str = ""  # "fast_path", "terminal_start", "beam", "abstained", "no_terminal", "no_start"
+
+
+class OutcomeKind(enum.StrEnum):
+    ACTION = "ACTION"
+    INFO = "INFO"
+    MEMORY = "MEMORY"
+    CLARIFY = "CLARIFY"
+    REFOCUS = "REFOCUS"
+    REFUSE = "REFUSE"
+    OUT_OF_SCOPE = "OUT_OF_SCOPE"
+
+
+class InfoStatus(enum.StrEnum):
+    """§2.9.7: silence feeds UNCERTAIN, never CONFIRMED."""
+
+    CONFIRMED = "INFO_CONFIRMED_SUCCESS"
+    UNCERTAIN = "INFO_UNCERTAIN_SUCCESS"
+    LOW_CONFIDENCE = "INFO_LOW_CONFIDENCE"
+
+
+@dataclass(frozen=True)
+class Citation:
+    node_id: str
+    title: str
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class ActiveCheck:
+    """A strategic question to the user (§2.9.5): yes/no helpfulness or "X or Y?"."""
+
+    kind: str  # "helpful" | "disambiguate"
+    question: str
+    options: tuple[str, ...] = ()
+    reason: str = ""  # "low_c_info" | "mid_c_info" | "vector_ambiguity" | "sampled"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Steps 8–10 output: what the caller gets back."""
+
+    kind: OutcomeKind
+    answer: str = ""
+    citations: tuple[Citation, ...] = ()
+    action: dict[str, object] | None = None  # handler, parameters, status, result, idempotency key
+    missing_parameters: tuple[str, ...] = ()
+    c_info: float | None = None
+    info_status: InfoStatus | None = None
+    active_check: ActiveCheck | None = None
+    # step-specific details for the log and the trace viewer: C_info components and context nodes (Info),
+    # precondition checks (Action), notes (Memory)
+    details: dict[str, object] = field(default_factory=dict)

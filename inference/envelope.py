@@ -111,18 +111,17 @@ def normalized_for_matching(text: str) -> str:
 
 STOP_WORDS = frozenset(
     """
-    a about above after again against all am an and any are aren as at be because been before being
-    below between both but by can cannot could couldn did didn do does doesn doing don down during each
-    few for from further had hadn has hasn have haven having he her here hers herself him himself his how
-    i if in into is isn it its itself just let ll me more most my myself no nor not now of off on once
-    only or other our ours ourselves out over own re same she should shouldn so some such than that the
-    their theirs them themselves then there these they this those through to too under until up us ve
-    very was wasn we were weren what when where which while who whom why will with won would wouldn you
-    your yours yourself yourselves
+    a about above after against all am an and any are aren as at be because been before being below
+    between both but by can cannot could couldn did didn do does doesn doing don during each few for
+    from further had hadn has hasn have haven having he her here hers herself him himself his how i if
+    in into is isn it its itself just let ll me more most my myself no nor not now of on once only or
+    other our ours ourselves own re same she should shouldn so some such than that the their theirs them
+    themselves then there these they this those through to too until ve very was wasn we were weren what
+    when where which while who whom why will with won would wouldn you your yours yourself yourselves
     also anyone anything hello hi hey ok okay please pls thank thanks get got need needs want wants
-    wanted like would could tell know help make made way thing things something still
-    de la le les des du et un une est pour der die das und ist ein eine el los las en y por para
-    """.split()
+    wanted like would could tell know help make made way thing things something still de la le les des
+    du et un une est pour der die das und ist ein eine el los las en y por para
+    """.split()  # noqa: SIM905 - a word list reads better as text
 )
 _TOKEN_RE = re.compile(r"[^\W_]+")
 
@@ -130,6 +129,8 @@ _TOKEN_RE = re.compile(r"[^\W_]+")
 def _fold_plural(token: str) -> str:
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
+    if token.endswith("sses"):
+        return token[:-2]
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
         return token[:-1]
     return token
@@ -233,9 +234,13 @@ def build_envelope(
     if not isinstance(prompt, str):
         errors.add("request.prompt_type", "the prompt must be text", "prompt")
     elif is_binary(prompt):
-        errors.add("request.prompt_binary", "the prompt contains binary data (NUL or control bytes)", "prompt")
+        errors.add(
+            "request.prompt_binary", "the prompt contains binary data (NUL or control bytes)", "prompt"
+        )
     elif len(prompt) > MAX_RAW_PROMPT_CHARS:
-        errors.add("request.prompt_size", f"the prompt is longer than {MAX_PROMPT_CHARS} characters", "prompt")
+        errors.add(
+            "request.prompt_size", f"the prompt is longer than {MAX_PROMPT_CHARS} characters", "prompt"
+        )
     else:
         normalized = normalize_prompt(prompt)
         if not normalized:
@@ -284,7 +289,9 @@ def _resolve_role(
     role_key = context.role or default_role
     if role_key is None:
         if runtime.roles:
-            errors.add("request.role_required", "a role is required: the release governs requests by role", "role")
+            errors.add(
+                "request.role_required", "a role is required: the release governs requests by role", "role"
+            )
         return None
     if role_key not in runtime.roles:
         errors.add("request.role_unknown", f"unknown role {role_key!r}", "role")

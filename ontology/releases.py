@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +90,13 @@ def _label_index(documents: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return {"entries": entries}, texts
 
 
+PublishHook = Callable[[dict[str, Any], Any], tuple[dict[str, np.ndarray], dict[str, Any]]]
+PUBLISH_HOOKS: list[PublishHook] = []
+"""Steps other apps add to publication (e.g. the inference app trains its distilled label classifier):
+each gets the release documents and the embedder and returns extra matrices and documents to freeze.
+Apps register them in ``AppConfig.ready`` so the ontology app never imports them."""
+
+
 @dataclass(frozen=True)
 class PublishOptions:
     """Knobs for publication; benchmarks pass precomputed embeddings to time the rest alone."""
@@ -148,11 +156,15 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
     timings["signals_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    members = bundle_members(
-        arrays=arrays,
-        matrices={"node_embeddings": node_vectors, "label_embeddings": label_vectors},
-        documents=documents,
-    )
+    matrices = {"node_embeddings": node_vectors, "label_embeddings": label_vectors}
+    for hook in PUBLISH_HOOKS:
+        extra_matrices, extra_documents = hook(documents, embedder)
+        matrices.update(extra_matrices)
+        documents.update(extra_documents)
+    timings["hooks_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    members = bundle_members(arrays=arrays, matrices=matrices, documents=documents)
     checksum = bundle_checksum(members)
     blob = bundle_dump(members)
     timings["bundle_s"] = time.perf_counter() - t
@@ -249,7 +261,11 @@ def release_snapshot(*, release: Release) -> GraphSnapshot:
         checksum=bundle.checksum,
         embeddings=bundle.matrices.get("node_embeddings"),
         community=community,
-        documents={**bundle.documents, "label_embeddings": bundle.matrices.get("label_embeddings")},
+        documents={
+            **bundle.documents,
+            **{f"matrix:{k}": v for k, v in bundle.matrices.items()},
+            "label_embeddings": bundle.matrices.get("label_embeddings"),
+        },
     )
 
 

@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "ontology",
     "memory",
     "review",
+    "inference",
 ]
 
 MIDDLEWARE = [
@@ -241,6 +242,12 @@ LLM_URL = env_str("ARG_LLM_URL", "", doc="OpenAI-compatible endpoint; empty = no
 LLM_MODEL = env_str("ARG_LLM_MODEL", "", doc="model name sent to the LLM endpoint")
 LLM_API_KEY = env_str("ARG_LLM_API_KEY", "", doc="bearer token for the LLM endpoint")
 LLM_TIMEOUT_S = env_int("ARG_LLM_TIMEOUT_S", 20, doc="LLM request timeout (s)")
+ACTION_TIMEOUT_S = env_int("ARG_ACTION_TIMEOUT_S", 5, doc="action webhook timeout (s)")
+ACTION_HANDLER_MODULES = env_list(
+    "ARG_ACTION_HANDLER_MODULES",
+    ["inference.demo_handlers"],
+    doc="modules imported to register Python action handlers",
+)
 
 # --- Logging --------------------------------------------------------------------------------------
 LOG_FORMAT = env_str("ARG_LOG_FORMAT", "json" if PRODUCTION else "text", doc="json | text")

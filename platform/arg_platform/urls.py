@@ -17,6 +17,8 @@ urlpatterns = [
     path("api/v1/", include("projects.api.urls")),
     path("api/v1/", include("taxonomy.api.urls")),
     path("api/v1/", include("ontology.api.urls")),
+    path("api/v1/", include("inference.api.urls")),
     path("p/<slug:project>/graph/", include("ontology.urls")),
+    path("p/<slug:project>/traces/", include("inference.urls")),
     path("p/<slug:project>/", include("taxonomy.urls")),
 ]

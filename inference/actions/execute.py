@@ -1,0 +1,442 @@
+"""Step 8 — ARG-Action (ARG v1 §2.8): verify, clarify, execute, respond; every run recorded.
+
+``run_action`` takes an Action / DirectAction target and goes through, in this order:
+
+1. **policy checkpoints** — the node's type and labels must be admitted by ``policy_constraints``;
+   a high-risk action needs the policy state ALLOW (RESTRICT or REFOCUS refuse it);
+2. **idempotent replay** — a key already used in this project returns the stored ``ActionExecution``
+   (the handler is not called again, whatever its status was: a TIMEOUT's side effect is unknown);
+3. **handler resolution** — ``python:<name>`` must be registered, ``webhook:<url>`` must be http(s);
+4. **context preconditions** — the handler's ``required_context`` keys;
+5. **clarification** — missing or ill-typed required parameters → CLARIFY with one question naming
+   all of them (one deterministic step);
+6. **handler preconditions** — ``check_preconditions`` on the validated parameters; the node's other
+   preconditions are reported as "to confirm";
+7. **confirmation checkpoint** — high-risk actions (and medium-risk ones under RESTRICT) run only with
+   an explicit ``confirm=true``; a dry run needs none;
+8. **execution** — a dry run records what would be sent (status DRY_RUN, no side effect); a real run
+   reserves the idempotency key first, so two concurrent duplicates run the handler once.
+
+Nothing here raises on a failing integration: a failing or silent webhook, an unknown handler or a
+handler exception are an ACTION outcome with status FAILED / TIMEOUT and a clear explanation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ontology.snapshot import GraphSnapshot, NodeView
+
+from ..contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
+from ..models import ActionExecution
+from .checks import (
+    ParameterCheck,
+    PreconditionResult,
+    PreconditionStatus,
+    confirmed,
+    context_checks,
+    parameter_specs,
+    parameters_validate,
+    precondition_checks,
+)
+from .handlers import Execution, ResolvedHandler, invoke, json_safe, preview, resolve_handler
+from .registry import ActionContext, HandlerRegistry, default_registry
+
+ACTION_NODE_TYPES = frozenset({"Action", "DirectAction"})
+MAX_KEY_LENGTH = 128
+IN_PROGRESS_MARKER = "in_progress"
+STALE_AFTER_S = 60.0  # a reservation older than timeout + this never got its result (a crash)
+POLL_INTERVAL_S = 0.05
+
+
+class ActionStatus:
+    """``Outcome.action["status"]``: the four recorded ones of ``ActionExecution.Status`` and the ones
+    of an action that did not run (nothing recorded)."""
+
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    TIMEOUT = "TIMEOUT"
+    DRY_RUN = "DRY_RUN"
+    IN_PROGRESS = "IN_PROGRESS"  # a concurrent duplicate is still running
+    NOT_ALLOWED = "NOT_ALLOWED"
+    NEEDS_PARAMETERS = "NEEDS_PARAMETERS"
+    NEEDS_CONFIRMATION = "NEEDS_CONFIRMATION"
+    PRECONDITION_FAILED = "PRECONDITION_FAILED"
+
+
+def run_action(
+    *,
+    snapshot: GraphSnapshot,
+    node_id: str,
+    envelope: Envelope,
+    decision: PolicyDecision,
+    parameters: Mapping[str, object],
+    dry_run: bool,
+    idempotency_key: str | None,
+    project_id: int,
+    registry: HandlerRegistry | None = None,
+    timeout_s: float | None = None,
+) -> Outcome:
+    """Verify, clarify and execute the Action node ``node_id`` for this request (see the module doc).
+
+    ``registry`` defaults to the process-wide one, ``timeout_s`` to ``settings.ACTION_TIMEOUT_S``.
+    Raises ``ValueError`` only for a caller bug: ``node_id`` unknown or not an Action node.
+    """
+    if node_id not in snapshot.position:
+        raise ValueError(f"node {node_id!r} is not in release v{snapshot.version}")
+    node = snapshot.node(node_id)
+    if node.type not in ACTION_NODE_TYPES:
+        raise ValueError(f"node {node_id} is a {node.type}, not an Action")
+    registry = registry or default_registry()
+    timeout = float(timeout_s if timeout_s is not None else settings.ACTION_TIMEOUT_S)
+    given = dict(parameters or {})
+    key = storage_key(idempotency_key, envelope.request_id, dry_run=dry_run)
+    report = _Report(node=node, handler=str(node.extras.get("handler") or ""), key=key, dry_run=dry_run)
+
+    refusal = policy_refusal(node, decision)  # 1. policy first
+    if refusal:
+        return report.outcome(OutcomeKind.REFUSE, ActionStatus.NOT_ALLOWED, given, refusal)
+    if not dry_run:  # 2. a retried request returns the first result
+        stored = _stored(project_id, key)
+        if stored is not None:
+            return _replay(report, _await_result(stored, timeout), timeout)
+    resolved = resolve_handler(report.handler, registry)  # 3.
+    if isinstance(resolved, str):
+        return report.outcome(OutcomeKind.ACTION, ActionStatus.FAILED, given, f"{resolved}.")
+    context = _context(envelope, node_id=node.node_id, handler=resolved.ref, key=key, dry_run=dry_run)
+    registered = resolved.registered
+    checks = context_checks(registered, context)  # 4.
+    if _unmet(checks):
+        return report.precondition_failed(given, checks)
+    check = parameters_validate(parameter_specs(node.extras), given)  # 5.
+    if not check.complete:
+        return report.clarify_parameters(check, checks)
+    preconditions = [str(p) for p in node.extras.get("preconditions") or ()]
+    checks += precondition_checks(preconditions, registered, context, check.values)  # 6.
+    if _unmet(checks):
+        return report.precondition_failed(check.values, checks)
+    if not dry_run and needs_confirmation(node, decision) and not confirmed(given):  # 7.
+        return report.ask_confirmation(check, checks)
+    if dry_run:  # 8.
+        return _record_dry_run(report, resolved, check, checks, context, project_id, envelope)
+    return _execute_once(report, resolved, check, checks, context, project_id, envelope, timeout)
+
+
+# --- policy and confirmation checkpoints -------------------------------------------------------------
+
+
+def policy_refusal(node: NodeView, decision: PolicyDecision) -> str | None:
+    """Why the policy does not let this request run ``node``, or None."""
+    constraints = decision.constraints
+    if decision.state == PolicyState.BLOCK:
+        return decision.message or "This request is blocked by the policy."
+    if not constraints.admits_node_type(node.type):
+        return decision.message or f"“{node.title}” is not available under your access policy."
+    if node.labels and (
+        any(label in constraints.forbidden_labels for label in node.labels)
+        or not any(constraints.admits_label(label) for label in node.labels)
+    ):
+        return decision.message or f"“{node.title}” is outside what your access policy allows."
+    if node.risk == "high" and decision.state != PolicyState.ALLOW:
+        how = "restricted" if decision.state == PolicyState.RESTRICT else "being refocused"
+        return (
+            f"“{node.title}” is a high-risk action and cannot run while the request is {how} by the "
+            "policy. Please contact support."
+        )
+    return None
+
+
+def needs_confirmation(node: NodeView, decision: PolicyDecision) -> bool:
+    """High-risk actions always ask; medium-risk ones ask when the policy restricts the request."""
+    return node.risk == "high" or (node.risk == "medium" and decision.state == PolicyState.RESTRICT)
+
+
+# --- idempotency -------------------------------------------------------------------------------------
+
+
+def storage_key(idempotency_key: str | None, request_id: str, *, dry_run: bool) -> str:
+    """The key the execution is recorded under: the caller's key, ``auto:<request id>`` without one,
+    ``dry-run:<request id>`` for a dry run (a dry run never consumes the caller's key)."""
+    caller_key = (idempotency_key or "").strip()
+    key = f"dry-run:{request_id}" if dry_run else caller_key or f"auto:{request_id}"
+    if len(key) > MAX_KEY_LENGTH:
+        key = "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return key
+
+
+def _stored(project_id: int, key: str) -> ActionExecution | None:
+    return ActionExecution.objects.filter(project_id=project_id, idempotency_key=key).first()
+
+
+def _in_progress(row: ActionExecution) -> bool:
+    return isinstance(row.result, dict) and row.result.get(IN_PROGRESS_MARKER) is True
+
+
+def _stale(row: ActionExecution, timeout: float) -> bool:
+    return timezone.now() - row.created_at > timedelta(seconds=timeout + STALE_AFTER_S)
+
+
+def _await_result(row: ActionExecution, timeout: float) -> ActionExecution:
+    """The row once its execution has finished (a concurrent duplicate may still be running it)."""
+    deadline = time.monotonic() + timeout + 2.0
+    while _in_progress(row) and not _stale(row, timeout) and time.monotonic() < deadline:
+        time.sleep(POLL_INTERVAL_S)
+        row.refresh_from_db()
+    return row
+
+
+def _execute_once(
+    report: _Report,
+    resolved: ResolvedHandler,
+    check: ParameterCheck,
+    checks: list[PreconditionResult],
+    context: ActionContext,
+    project_id: int,
+    envelope: Envelope,
+    timeout: float,
+) -> Outcome:
+    # Reserve the key before calling the handler: of two concurrent duplicates, the unique constraint
+    # lets exactly one insert; the other waits for that row's result instead of acting twice. Until the
+    # result is written, the row says TIMEOUT (the honest status if the process dies meanwhile).
+    try:
+        with transaction.atomic():
+            row = ActionExecution.objects.create(
+                project_id=project_id,
+                idempotency_key=report.key,
+                request_id=envelope.request_id,
+                node_id=report.node.node_id,
+                handler=resolved.ref,
+                parameters=json_safe(check.values),
+                status=ActionExecution.Status.TIMEOUT,
+                result={IN_PROGRESS_MARKER: True},
+            )
+    except IntegrityError:
+        stored = _stored(project_id, report.key)
+        assert stored is not None  # the row that won the race
+        return _replay(report, _await_result(stored, timeout), timeout)
+    execution = invoke(resolved, check.values, context, timeout_s=timeout)
+    ActionExecution.objects.filter(pk=row.pk).update(
+        status=execution.status, result=execution.result, duration_ms=execution.duration_ms
+    )
+    return report.executed(execution, check, checks)
+
+
+def _record_dry_run(
+    report: _Report,
+    resolved: ResolvedHandler,
+    check: ParameterCheck,
+    checks: list[PreconditionResult],
+    context: ActionContext,
+    project_id: int,
+    envelope: Envelope,
+) -> Outcome:
+    execution = preview(resolved, check.values, context)
+    try:
+        with transaction.atomic():
+            ActionExecution.objects.create(
+                project_id=project_id,
+                idempotency_key=report.key,
+                request_id=envelope.request_id,
+                node_id=report.node.node_id,
+                handler=resolved.ref,
+                parameters=json_safe(check.values),
+                status=ActionExecution.Status.DRY_RUN,
+                result=execution.result,
+            )
+    except IntegrityError:  # the same request asked for the same dry run twice: one record is enough
+        pass
+    return report.executed(execution, check, checks)
+
+
+def _replay(report: _Report, row: ActionExecution, timeout: float) -> Outcome:
+    if _in_progress(row):
+        stale = _stale(row, timeout)
+        status = ActionStatus.TIMEOUT if stale else ActionStatus.IN_PROGRESS
+        text = (
+            "An earlier execution with this idempotency key never recorded a result; whether the "
+            "action happened is unknown. Check before retrying with a new key."
+            if stale
+            else "An execution with this idempotency key is still running; retry the same request "
+            "shortly to get its result."
+        )
+        return report.outcome(OutcomeKind.ACTION, status, row.parameters, text, handler=row.handler)
+    text = (
+        f"Returned the recorded result of the execution with idempotency key {row.idempotency_key} "
+        f"(request {row.request_id}, {row.status}); the action was not run again."
+    )
+    return report.outcome(
+        OutcomeKind.ACTION,
+        row.status,
+        row.parameters,
+        text,
+        result=row.result,
+        handler=row.handler,
+        replayed=True,
+    )
+
+
+# --- the response ------------------------------------------------------------------------------------
+
+
+def _context(envelope: Envelope, *, node_id: str, handler: str, key: str, dry_run: bool) -> ActionContext:
+    ctx = envelope.context
+    return ActionContext(
+        project_id=envelope.project_id,
+        request_id=envelope.request_id,
+        node_id=node_id,
+        handler=handler,
+        idempotency_key=key,
+        dry_run=dry_run,
+        role=envelope.role_key,
+        user_id=ctx.user_id,
+        session_id=ctx.session_id,
+        channel=ctx.channel,
+        product=ctx.product,
+        language=envelope.language,
+        typology=envelope.typology_key,
+        timestamp=ctx.timestamp.isoformat() if ctx.timestamp else None,
+    )
+
+
+def _unmet(checks: Sequence[PreconditionResult]) -> list[PreconditionResult]:
+    return [c for c in checks if c.status == PreconditionStatus.UNMET]
+
+
+def _to_confirm(checks: Sequence[PreconditionResult]) -> str:
+    texts = [c.text for c in checks if c.status == PreconditionStatus.TO_CONFIRM]
+    if not texts:
+        return ""
+    return " Preconditions to confirm (not checked automatically): " + "; ".join(texts) + "."
+
+
+def _describe(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in values.items()) or "no parameters"
+
+
+class _Report:
+    """Builds the ``Outcome`` and its ``action`` dict for one ``run_action`` call."""
+
+    def __init__(self, *, node: NodeView, handler: str, key: str, dry_run: bool) -> None:
+        self.node = node
+        self.handler = handler
+        self.key = key
+        self.dry_run = dry_run
+
+    def outcome(
+        self,
+        kind: OutcomeKind,
+        status: str,
+        parameters: Mapping[str, Any],
+        explanation: str,
+        *,
+        result: Mapping[str, Any] | None = None,
+        checks: Sequence[PreconditionResult] = (),
+        missing: tuple[str, ...] = (),
+        handler: str | None = None,
+        replayed: bool = False,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Outcome:
+        action: dict[str, object] = {
+            "handler": handler or self.handler,
+            "node_id": self.node.node_id,
+            "parameters": json_safe(dict(parameters)),
+            "status": status,
+            "result": json_safe(dict(result or {})),
+            "idempotency_key": self.key,
+            "explanation": explanation,
+            "risk": self.node.risk,
+            "dry_run": self.dry_run,
+            "replayed": replayed,
+            "preconditions": [c.as_json() for c in checks],
+            **(extra or {}),
+        }
+        return Outcome(kind=kind, answer=explanation, action=action, missing_parameters=missing)
+
+    def precondition_failed(self, parameters: Mapping[str, Any], checks: list[PreconditionResult]) -> Outcome:
+        unmet = _unmet(checks)
+        reasons = "; ".join(f"{c.text}" + (f" ({c.reason})" if c.reason else "") for c in unmet)
+        text = f"“{self.node.title}” was not run: a precondition is not met — {reasons}."
+        return self.outcome(
+            OutcomeKind.ACTION, ActionStatus.PRECONDITION_FAILED, parameters, text, checks=checks
+        )
+
+    def clarify_parameters(self, check: ParameterCheck, checks: list[PreconditionResult]) -> Outcome:
+        specs = {spec.name: spec for spec in parameter_specs(self.node.extras)}
+        asks = [
+            f"{name}" + (f" ({specs[name].description})" if specs[name].description else "")
+            for name in check.missing
+        ]
+        asks += [f"{name} ({expected})" for name, expected in check.invalid]
+        text = f"To {_lower_first(self.node.title)}, please provide: " + "; ".join(asks) + "."
+        missing = check.missing + tuple(name for name, _ in check.invalid)
+        return self.outcome(
+            OutcomeKind.CLARIFY,
+            ActionStatus.NEEDS_PARAMETERS,
+            check.values,
+            text,
+            checks=checks,
+            missing=missing,
+            extra={"invalid_parameters": dict(check.invalid), "ignored_parameters": list(check.ignored)},
+        )
+
+    def ask_confirmation(self, check: ParameterCheck, checks: list[PreconditionResult]) -> Outcome:
+        warning = "This is a high-risk action. " if self.node.risk == "high" else ""
+        text = (
+            f"Please confirm: {_lower_first(self.node.title)} with {_describe(check.values)}. {warning}"
+            "Send the same request with confirm=true to proceed." + _to_confirm(checks)
+        )
+        return self.outcome(
+            OutcomeKind.CLARIFY,
+            ActionStatus.NEEDS_CONFIRMATION,
+            check.values,
+            text,
+            checks=checks,
+            missing=("confirm",),
+        )
+
+    def executed(
+        self, execution: Execution, check: ParameterCheck, checks: list[PreconditionResult]
+    ) -> Outcome:
+        title = self.node.title
+        why = execution.explanation.rstrip(".")
+        if execution.status == ActionStatus.SUCCEEDED:
+            text = f"“{title}”: done." + _to_confirm(checks)
+        elif execution.status == ActionStatus.DRY_RUN:
+            text = (
+                f"Dry run of “{title}”: parameters and preconditions are valid; nothing was sent."
+                + _to_confirm(checks)
+            )
+        elif execution.status == ActionStatus.TIMEOUT:
+            text = (
+                f"“{title}” did not complete: {why}. Check the outcome before retrying; "
+                "a retry with the same idempotency key returns this result."
+            )
+        else:
+            text = (
+                f"“{title}” failed: {why}. You can retry with a new idempotency key "
+                "or ask support to complete it."
+            )
+        ignored = {"ignored_parameters": list(check.ignored)} if check.ignored else {}
+        return self.outcome(
+            OutcomeKind.ACTION,
+            execution.status,
+            check.values,
+            text,
+            result=execution.result,
+            checks=checks,
+            extra={"duration_ms": execution.duration_ms, **ignored},
+        )
+
+
+def _lower_first(title: str) -> str:
+    if len(title) > 1 and title[0].isupper() and title[1].islower():
+        return title[0].lower() + title[1:]
+    return title

@@ -1,0 +1,110 @@
+"""Input and output of ``POST /api/v1/infer`` and ``POST /api/v1/feedback``."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+MAX_PROMPT_FIELD = 20_000  # the envelope refuses prompts over 4,000 characters with its own rule
+
+
+class ContextSerializer(serializers.Serializer):
+    role = serializers.CharField(max_length=63, required=False, allow_null=True)
+    product = serializers.CharField(max_length=120, required=False, allow_null=True)
+    channel = serializers.CharField(max_length=40, required=False, allow_null=True)
+    language = serializers.CharField(max_length=16, required=False, allow_null=True)
+    history = serializers.ListField(
+        child=serializers.CharField(max_length=2000), required=False, max_length=20
+    )
+    timestamp = serializers.DateTimeField(required=False, allow_null=True)
+    session_id = serializers.CharField(max_length=128, required=False, allow_null=True)
+    typology = serializers.CharField(max_length=63, required=False, allow_null=True)
+    user_id = serializers.CharField(max_length=128, required=False, allow_null=True)
+
+
+class PromptField(serializers.CharField):
+    """A prompt as sent: NUL and other binary content reach the envelope, which refuses them with
+    ``request.prompt_binary`` (DRF's own null-character check would hide that rule)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.validators = [
+            v for v in self.validators if type(v).__name__ != "ProhibitNullCharactersValidator"
+        ]
+
+
+class InferRequestSerializer(serializers.Serializer):
+    prompt = PromptField(max_length=MAX_PROMPT_FIELD, allow_blank=True, trim_whitespace=False)
+    context = ContextSerializer(required=False)
+    parameters = serializers.DictField(required=False, help_text="Action parameters, when known")
+    dry_run = serializers.BooleanField(required=False, default=False)
+    idempotency_key = serializers.CharField(max_length=128, required=False, allow_blank=True)
+
+
+class CitationSerializer(serializers.Serializer):
+    node_id = serializers.CharField()
+    title = serializers.CharField()
+    excerpt = serializers.CharField()
+
+
+class ActiveCheckSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    question = serializers.CharField()
+    options = serializers.ListField(child=serializers.CharField())
+    reason = serializers.CharField()
+
+
+class OutcomeSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["ACTION", "INFO", "MEMORY", "CLARIFY", "REFOCUS", "REFUSE", "OUT_OF_SCOPE"]
+    )
+    answer = serializers.CharField()
+    citations = CitationSerializer(many=True)
+    action = serializers.DictField(allow_null=True)
+    missing_parameters = serializers.ListField(child=serializers.CharField())
+    c_info = serializers.FloatField(allow_null=True)
+    info_status = serializers.CharField(allow_null=True)
+    active_check = ActiveCheckSerializer(allow_null=True)
+
+
+class PathNodeSerializer(serializers.Serializer):
+    node_id = serializers.CharField()
+    title = serializers.CharField()
+    type = serializers.CharField()
+
+
+class InferResponseSerializer(serializers.Serializer):
+    request_id = serializers.CharField()
+    release = serializers.DictField()
+    outcome = OutcomeSerializer()
+    path = serializers.DictField(help_text="nodes and edges of the selected path (hidden under RESTRICT)")
+    explanation = serializers.CharField()
+    labels = serializers.DictField(child=serializers.FloatField(), help_text="L_final")
+    confidence = serializers.FloatField(allow_null=True)
+    flags = serializers.ListField(child=serializers.CharField())
+    policy = serializers.DictField()
+    timings_ms = serializers.DictField(child=serializers.FloatField())
+
+
+class FeedbackSerializer(serializers.Serializer):
+    request_id = serializers.CharField(max_length=64)
+    kind = serializers.ChoiceField(choices=["helpful", "disambiguation", "action_outcome"])
+    helpful = serializers.BooleanField(required=False, allow_null=True, default=None)
+    choice = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    action_succeeded = serializers.BooleanField(required=False, allow_null=True, default=None)
+    comment = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    idempotency_key = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs["kind"] == "helpful" and attrs.get("helpful") is None:
+            raise serializers.ValidationError({"helpful": ["helpful feedback needs helpful=true or false"]})
+        if attrs["kind"] == "disambiguation" and not attrs.get("choice"):
+            raise serializers.ValidationError({"choice": ["a disambiguation needs the chosen option"]})
+        if attrs["kind"] == "action_outcome" and attrs.get("action_succeeded") is None:
+            raise serializers.ValidationError({"action_succeeded": ["say whether the action succeeded"]})
+        return attrs
+
+
+class FeedbackResponseSerializer(serializers.Serializer):
+    request_id = serializers.CharField()
+    outcome_status = serializers.CharField()
+    silent_outcome = serializers.BooleanField()

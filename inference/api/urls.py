@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("infer", views.InferView.as_view(), name="infer"),
+    path("feedback", views.FeedbackView.as_view(), name="feedback"),
+]

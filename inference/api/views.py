@@ -1,0 +1,166 @@
+"""``POST /api/v1/infer`` and ``POST /api/v1/feedback``.
+
+The caller is a project API token (its policy role selects the policy) or a signed-in person with
+``?project=<slug>``. Every request that passed authentication leaves exactly one InferenceLog row,
+including invalid and refused ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ParseError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arg_platform.errors import RuleViolation, Violation
+from projects.access import Capability, ProjectAccess
+from projects.api.base import request_token
+from projects.selectors import project_access_require
+
+from ..contracts import RequestContext
+from ..feedback import feedback_record
+from ..logbook import log_result
+from ..pipeline import InferenceRequest, InferenceResult, run_inference
+from . import serializers as s
+
+PROJECT_QUERY = OpenApiParameter("project", str, description="project slug (people only; tokens imply it)")
+
+
+def caller_access(request: Request) -> ProjectAccess:
+    token = request_token(request)
+    slug = token.project.slug if token is not None else request.query_params.get("project", "")
+    if not slug:
+        raise RuleViolation(Violation("request.project", "name the project with ?project=<slug>", "project"))
+    return project_access_require(user=request.user, token=token, slug=slug, capability=Capability.INFER)
+
+
+def _violation_from_serializer(errors: dict[str, Any]) -> RuleViolation:
+    violations = []
+    for name, messages in errors.items():
+        text = "; ".join(str(m) for m in (messages if isinstance(messages, list) else [messages]))
+        violations.append(Violation(f"request.{name}", f"{name}: {text}", name))
+    return RuleViolation(violations)
+
+
+def _response_body(result: InferenceResult) -> dict[str, Any]:
+    outcome = result.outcome
+    assert outcome is not None
+    restricted = result.decision is not None and str(result.decision.state) == "RESTRICT"
+    nodes: list[dict[str, str]] = []
+    edges: list[list[str]] = []
+    if result.route is not None and not restricted:
+        from ontology.snapshots import pin_snapshot
+
+        snapshot = pin_snapshot(result.request.project.pk)
+        if snapshot is not None and snapshot.release_id == result.release_id:
+            for node_id in result.route.path_nodes:
+                view = snapshot.node(node_id)
+                nodes.append({"node_id": node_id, "title": view.title, "type": view.type})
+        edges = [list(e) for e in result.route.path_edges]
+    body_outcome = asdict(outcome)
+    body_outcome["kind"] = str(outcome.kind)
+    body_outcome["info_status"] = str(outcome.info_status) if outcome.info_status else None
+    return {
+        "request_id": result.request.request_id,
+        "release": {"id": result.release_id, "version": result.release_version},
+        "outcome": body_outcome,
+        "path": {"nodes": nodes, "edges": edges},
+        "explanation": result.explanation,
+        "labels": result.weaver.l_final if result.weaver else {},
+        "confidence": result.weaver.confidence if result.weaver else None,
+        "flags": result.flags,
+        "policy": {
+            "state": str(result.decision.state) if result.decision else None,
+            "response_mode": str(result.decision.response_mode) if result.decision else None,
+        },
+        "timings_ms": result.timings_ms,
+    }
+
+
+class InferView(APIView):
+    """Route a prompt with its context to an Action, an Info answer, a memory read/write or a refusal."""
+
+    @extend_schema(
+        parameters=[PROJECT_QUERY],
+        request=s.InferRequestSerializer,
+        responses={200: s.InferResponseSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        access = caller_access(request)
+        token = request_token(request)
+        request_id = getattr(request._request, "request_id", None) or ""
+        role = token.role.key if token is not None and token.role_id else None
+        try:
+            data = request.data
+        except ParseError as exc:
+            data, parse_error = None, exc
+        else:
+            parse_error = None
+        serializer = s.InferRequestSerializer(data=data if isinstance(data, dict) else {})
+        if parse_error is not None or not isinstance(data, dict) or not serializer.is_valid():
+            errors = (
+                serializer.errors
+                if parse_error is None and isinstance(data, dict)
+                else {"body": ["send a JSON object"]}
+            )
+            prompt = (
+                data.get("prompt") if isinstance(data, dict) and isinstance(data.get("prompt"), str) else ""
+            )
+            failed = InferenceResult(
+                request=InferenceRequest(
+                    request_id, access.project, prompt, RequestContext(), token=token, default_role=role
+                )
+            )
+            failed.error = _violation_from_serializer(errors)
+            log_result(failed)
+            raise failed.error
+        valid = serializer.validated_data
+        context = RequestContext(
+            **{**valid.get("context", {}), "history": tuple(valid.get("context", {}).get("history", ()))}
+        )
+        result = run_inference(
+            InferenceRequest(
+                request_id=request_id,
+                project=access.project,
+                prompt=valid["prompt"],
+                context=context,
+                token=token,
+                default_role=role,
+                parameters=dict(valid.get("parameters") or {}),
+                dry_run=valid["dry_run"],
+                idempotency_key=valid.get("idempotency_key") or None,
+            )
+        )
+        log_result(result)
+        if result.error is not None:
+            raise result.error
+        return Response(_response_body(result))
+
+
+class FeedbackView(APIView):
+    """Record an explicit signal about an earlier request (helpful yes/no, "X or Y" choice, action result)."""
+
+    @extend_schema(
+        parameters=[PROJECT_QUERY],
+        request=s.FeedbackSerializer,
+        responses={200: s.FeedbackResponseSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        access = caller_access(request)
+        serializer = s.FeedbackSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        log = feedback_record(project_id=access.project.pk, **data)
+        return Response(
+            {
+                "request_id": log.request_id,
+                "outcome_status": log.outcome_status,
+                "silent_outcome": log.silent_outcome,
+            },
+            status=status.HTTP_200_OK,
+        )

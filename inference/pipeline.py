@@ -1,0 +1,262 @@
+"""The online ARG pipeline (§2 steps 1–10), in the protocol's order, under its three hard rules.
+
+* **Policy first** — the Policy Manager's pre-check runs before any retrieval; a BLOCKed or refocused
+  request returns before the lexical step is even called.
+* **Taxonomy validity wins** — labels reach landing only through the Context Weaver's validator.
+* **The graph is fixed during the request** — one snapshot is pinned at the start and every step reads
+  that frozen object; nothing here writes to the graph store.
+
+``run_inference`` returns an ``InferenceResult``; ``inference.logbook.log_result`` writes the one
+InferenceLog row every authenticated request leaves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from arg_platform.errors import DomainError, RuleViolation
+
+from .contracts import (
+    Envelope,
+    Flag,
+    Landing,
+    LexicalCandidates,
+    Outcome,
+    OutcomeKind,
+    PolicyDecision,
+    PolicyState,
+    RequestContext,
+    Route,
+    WeaverResult,
+)
+
+ACTION_TYPES = frozenset({"Action", "DirectAction"})
+INFO_TYPES = frozenset({"Info", "InfoStable", "FAQ", "Shortcut", "MemoryRead", "Decision"})
+
+
+class NoActiveRelease(DomainError):
+    """The project has nothing published yet: the online path serves only releases."""
+
+    status_code = 409
+
+
+@dataclass(frozen=True)
+class InferenceRequest:
+    request_id: str
+    project: Any
+    prompt: str
+    context: RequestContext
+    token: Any = None
+    default_role: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    dry_run: bool = False
+    idempotency_key: str | None = None
+    weaver_params: Any = None  # WeaverParams override (benchmarks calibrate on validation data)
+
+
+@dataclass
+class InferenceResult:
+    """Everything one request decided, step by step (what the log row and the trace viewer show)."""
+
+    request: InferenceRequest
+    release_id: int | None = None
+    release_version: int | None = None
+    envelope: Envelope | None = None
+    decision: PolicyDecision | None = None
+    lexical: LexicalCandidates | None = None
+    weaver: WeaverResult | None = None
+    landing: Landing | None = None
+    route: Route | None = None
+    outcome: Outcome | None = None
+    postcheck_reasons: tuple[str, ...] = ()
+    explanation: str = ""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    error: RuleViolation | DomainError | None = None
+
+    @property
+    def flags(self) -> list[str]:
+        flags: set[str] = set()
+        for part in (self.weaver, self.landing):
+            if part is not None:
+                flags |= {str(f) for f in part.flags}
+        return sorted(flags)
+
+
+@contextmanager
+def _step(result: InferenceResult, name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        result.timings_ms[name] = round((time.perf_counter() - started) * 1000, 3)
+
+
+def _typology(runtime: Any, envelope: Envelope) -> dict[str, Any]:
+    key = envelope.typology_key or runtime.default_typology
+    return dict(runtime.typologies.get(key, {})) if key else {}
+
+
+def run_inference(request: InferenceRequest) -> InferenceResult:
+    """Route one request to an Action, an Info answer, a memory read/write or a safe refusal."""
+    from arg_platform.embedder import get_embedder
+    from ontology.snapshots import pin_snapshot
+
+    from . import actions, info, landing, lexical, policy_manager, traversal
+    from .envelope import build_envelope
+    from .graph_runtime import graph_runtime_for
+    from .release_runtime import runtime_for
+    from .weaver import weave, weaver_index_for
+
+    result = InferenceResult(request=request)
+    started = time.perf_counter()
+    try:
+        snapshot = pin_snapshot(request.project.pk)  # pinned for the whole request (hard rule 3)
+        if snapshot is None:
+            raise NoActiveRelease(f"project {request.project.slug} has no active release; publish one first")
+        result.release_id, result.release_version = snapshot.release_id, snapshot.version
+        runtime = runtime_for(snapshot)
+        with _step(result, "envelope"):
+            envelope = build_envelope(
+                request_id=request.request_id,
+                project_id=request.project.pk,
+                prompt=request.prompt,
+                context=request.context,
+                default_role=request.default_role,
+                default_typology=None,
+                runtime=runtime,
+            )
+        result.envelope = envelope
+        with _step(result, "policy"):
+            decision = policy_manager.precheck(envelope, runtime)
+        result.decision = decision
+        if decision.state == PolicyState.BLOCK:  # policy first: nothing below runs (hard rule 1)
+            result.outcome = Outcome(kind=OutcomeKind.REFUSE, answer=decision.message)
+            result.explanation = "Refused by the policy (" + ", ".join(decision.reasons) + ")."
+            return result
+        if decision.state == PolicyState.ALLOW_WITH_REFOCUS:
+            result.outcome = Outcome(kind=OutcomeKind.REFOCUS, answer=decision.message)
+            result.explanation = (
+                "Outside this assistant's scope; refocused (" + ", ".join(decision.reasons) + ")."
+            )
+            return result
+        with _step(result, "lexical"):
+            result.lexical = lexical.lexical_candidates(envelope, decision, runtime)
+        with _step(result, "embed"):
+            prompt_vec = get_embedder().embed_one(envelope.prompt)
+        with _step(result, "weaver"):
+            result.weaver = weave(
+                index=weaver_index_for(snapshot, runtime),
+                prompt_vec=prompt_vec,
+                lexical=result.lexical,
+                decision=decision,
+                **({"params": request.weaver_params} if request.weaver_params is not None else {}),
+            )
+        graph_runtime = graph_runtime_for(snapshot)
+        with _step(result, "landing"):
+            result.landing = landing.land(
+                snapshot, graph_runtime, weaver=result.weaver, decision=decision, prompt_vec=prompt_vec
+            )
+        start = result.landing.node_start
+        if start is None or result.landing.abstained or snapshot.node(start).type == "OutOfScope":
+            result.outcome = _out_of_scope(snapshot, result.landing, decision)
+            result.explanation = _explain(result, snapshot)
+            return result
+        typology = _typology(runtime, envelope)
+        with _step(result, "traversal"):
+            result.route = traversal.route(
+                snapshot,
+                graph_runtime,
+                landing=result.landing,
+                weaver=result.weaver,
+                decision=decision,
+                typology=typology,
+                prompt_vec=prompt_vec,
+            )
+        target = result.route.target or result.landing.node_start
+        node = snapshot.node(target)
+        with _step(result, "outcome"):
+            if node.type in ACTION_TYPES:
+                outcome = actions.run_action(
+                    snapshot=snapshot,
+                    node_id=target,
+                    envelope=envelope,
+                    decision=decision,
+                    parameters=request.parameters,
+                    dry_run=request.dry_run,
+                    idempotency_key=request.idempotency_key,
+                    project_id=request.project.pk,
+                )
+            elif node.type == "OutOfScope":
+                outcome = _out_of_scope(snapshot, result.landing, decision, node_id=target)
+            elif node.type == "Clarify":
+                outcome = Outcome(kind=OutcomeKind.CLARIFY, answer=node.chunk)
+            elif node.type == "MemoryWrite":
+                outcome = Outcome(kind=OutcomeKind.MEMORY, answer=node.chunk)
+            else:
+                outcome = info.answer_info(
+                    snapshot=snapshot,
+                    route=result.route,
+                    envelope=envelope,
+                    decision=decision,
+                    weaver=result.weaver,
+                    prompt_vec=prompt_vec,
+                )
+        with _step(result, "postcheck"):
+            answer, reasons = policy_manager.postcheck(decision, outcome.answer, runtime)
+        result.postcheck_reasons = reasons
+        result.outcome = _with_answer(outcome, answer)
+        result.explanation = _explain(result, snapshot)
+        return result
+    except (RuleViolation, DomainError) as exc:
+        result.error = exc
+        return result
+    finally:
+        result.timings_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
+
+
+def _with_answer(outcome: Outcome, answer: str) -> Outcome:
+    from dataclasses import replace
+
+    return outcome if answer == outcome.answer else replace(outcome, answer=answer)
+
+
+def _out_of_scope(
+    snapshot: Any, landing: Landing, decision: PolicyDecision, node_id: str | None = None
+) -> Outcome:
+    target = node_id or landing.node_start
+    if target is not None and target in snapshot.position and snapshot.node(target).type == "OutOfScope":
+        return Outcome(kind=OutcomeKind.OUT_OF_SCOPE, answer=snapshot.node(target).chunk)
+    return Outcome(kind=OutcomeKind.OUT_OF_SCOPE, answer=decision.message or "I can't help with that here.")
+
+
+def _explain(result: InferenceResult, snapshot: Any) -> str:
+    """A human-readable account of the path, as much as the policy allows (RESTRICT hides the path)."""
+    parts: list[str] = []
+    weaver = result.weaver
+    if weaver is not None and weaver.l_final:
+        names = []
+        for label_id in weaver.l_final:
+            record = result_label_name(snapshot, label_id)
+            names.append(f"{record} ({label_id})")
+        parts.append("Understood as " + ", ".join(names) + f", confidence {weaver.confidence:.2f}.")
+    if weaver is not None and Flag.OOD in weaver.flags:
+        parts.append("No label of this project fits the request.")
+    decision = result.decision
+    restricted = decision is not None and decision.state == PolicyState.RESTRICT
+    if result.route is not None and result.route.path_nodes and not restricted:
+        steps = " → ".join(snapshot.node(n).title for n in result.route.path_nodes)
+        parts.append(f"Path: {steps}" + (" (fast path)." if result.route.fast_path else "."))
+    elif result.landing is not None and result.landing.node_start and not restricted:
+        parts.append(f"Landed on {snapshot.node(result.landing.node_start).title}.")
+    return " ".join(parts)
+
+
+def result_label_name(snapshot: Any, label_id: str) -> str:
+    for label in snapshot.documents.get("labels", []):
+        if label["id"] == label_id:
+            return str(label["name"])
+    return label_id

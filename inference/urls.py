@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import views
+
+app_name = "inference"
+
+urlpatterns = [
+    path("", views.trace_list, name="traces"),
+    path("<str:request_id>/", views.trace_detail, name="trace_detail"),
+]

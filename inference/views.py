@@ -1,0 +1,146 @@
+"""The trace viewer: recent requests of a project, and one request's decision path step by step.
+
+Experts can also try a prompt from the browser (it runs the same pipeline as the API and leaves the
+same log row), which is the quickest way to see how a taxonomy or graph edit changes routing once a
+release is published.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from projects.access import ProjectAccess
+from taxonomy.views.base import project_view, render_page
+
+from .contracts import RequestContext
+from .logbook import log_result
+from .models import InferenceLog
+from .pipeline import InferenceRequest, run_inference
+
+PAGE_SIZE = 50
+STEP_ORDER = (
+    "envelope",
+    "policy",
+    "lexical",
+    "embed",
+    "weaver",
+    "landing",
+    "traversal",
+    "outcome",
+    "postcheck",
+)
+
+
+class TryForm(forms.Form):
+    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=4000)
+    role = forms.CharField(required=False, max_length=63, help_text="policy role (empty: none)")
+
+
+def _roles(access: ProjectAccess) -> list[str]:
+    from taxonomy.selectors import role_list
+
+    return [r.key for r in role_list(project=access.project)]
+
+
+@project_view("GET", "POST")
+def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """Recent requests, filterable by outcome kind and flag; a form to try a prompt (curators)."""
+    form = TryForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        role = form.cleaned_data["role"].strip() or None
+        result = run_inference(
+            InferenceRequest(
+                request_id=getattr(request, "request_id", None) or uuid.uuid4().hex,
+                project=access.project,
+                prompt=form.cleaned_data["prompt"],
+                context=RequestContext(role=role),
+                default_role=role,
+            )
+        )
+        log = log_result(result)
+        return redirect("inference:trace_detail", access.project.slug, log.request_id)
+    logs = InferenceLog.objects.filter(project=access.project)
+    kind = request.GET.get("kind", "")
+    flag = request.GET.get("flag", "")
+    if kind:
+        logs = logs.filter(outcome_kind=kind)
+    page = Paginator(
+        logs.only(
+            "request_id",
+            "prompt",
+            "outcome_kind",
+            "outcome_status",
+            "flags",
+            "confidence",
+            "release_version",
+            "created_at",
+            "target_node",
+            "policy_state",
+        ),
+        PAGE_SIZE,
+    )
+    page_obj = page.get_page(request.GET.get("page"))
+    rows = [log for log in page_obj.object_list if not flag or flag in (log.flags or [])]
+    return render_page(
+        request,
+        "inference/trace_list.html",
+        {
+            "nav": "traces",
+            "page": page_obj,
+            "rows": rows,
+            "kind": kind,
+            "flag": flag,
+            "form": form,
+            "roles": _roles(access),
+            "kinds": ["ACTION", "INFO", "MEMORY", "CLARIFY", "REFOCUS", "REFUSE", "OUT_OF_SCOPE"],
+        },
+    )
+
+
+def _label_names(log: InferenceLog) -> dict[str, str]:
+    from taxonomy.models import Label
+
+    ids = (
+        set(log.labels_final) | set(log.labels_raw) | {lid for lid, _ in (log.weaver or {}).get("top_k", [])}
+    )
+    return dict(Label.objects.filter(project=log.project, label_id__in=ids).values_list("label_id", "name"))
+
+
+@project_view("GET")
+def trace_detail(request: HttpRequest, access: ProjectAccess, request_id: str) -> HttpResponse:
+    """One request's decision path: envelope, policy, candidates, weaver, landing, path, outcome, timings."""
+    log = InferenceLog.objects.filter(project=access.project, request_id=request_id).first()
+    if log is None:
+        raise Http404(f"request {request_id} not found")
+    timings = log.timings_ms or {}
+    total = timings.get("total") or sum(v for k, v in timings.items() if k != "total") or 1.0
+    bars: list[dict[str, Any]] = [
+        {"step": step, "ms": timings[step], "pct": max(1.0, 100.0 * timings[step] / total)}
+        for step in STEP_ORDER
+        if step in timings
+    ]
+    names = _label_names(log)
+    return render_page(
+        request,
+        "inference/trace_detail.html",
+        {
+            "nav": "traces",
+            "log": log,
+            "bars": bars,
+            "total_ms": timings.get("total"),
+            "names": names,
+            "feedback": list(log.feedback.all()),
+            "raw": sorted(
+                ((names.get(k, k), k, v) for k, v in (log.labels_raw or {}).items()), key=lambda x: -x[2]
+            ),
+            "final": [(names.get(k, k), k, v) for k, v in (log.labels_final or {}).items()],
+            "top_k": [(names.get(k, k), k, v) for k, v in (log.weaver or {}).get("top_k", [])],
+            "classifier": [(names.get(k, k), k, v) for k, v in (log.weaver or {}).get("classifier", [])],
+        },
+    )

@@ -164,7 +164,7 @@ class Route:
     considered: int = 0  # candidates scored after pruning
     pruned: int = 0  # candidates dropped by anti-hub pruning and hard gates
     scored: tuple[ScoredNode, ...] = ()  # the best candidates, for the trace
-    reason: str = ""  # "fast_path", "terminal_start", "beam", "abstained", "no_terminal", "no_start"
+    reason: str = ""  # fast_path, terminal_start, beam, abstained, no_terminal, no_start, start_forbidden
 
 
 class OutcomeKind(enum.StrEnum):

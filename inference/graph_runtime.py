@@ -525,11 +525,19 @@ class NodeGate:
         return ok & np.where(labelled, label_pass, unlabelled_pass)
 
 
+def matvec(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``rows @ vector`` without BLAS. A multi-threaded BLAS gemv on a few thousand rows (OpenBLAS
+    switches to its thread pool there) measured 10–30× slower than this single-threaded loop on a busy
+    2-core machine, and its spinning threads slow everything around it."""
+    return np.einsum("ij,j->i", rows, vector)
+
+
 def cosines(snapshot: GraphSnapshot, positions: np.ndarray, prompt_vec: np.ndarray | None) -> np.ndarray:
     """cos(prompt, node) for the candidate rows only (embeddings and prompt are unit vectors)."""
     if snapshot.embeddings is None or prompt_vec is None or positions.size == 0:
         return np.zeros(positions.shape[0], dtype=np.float64)
-    return (snapshot.embeddings[positions] @ np.asarray(prompt_vec, dtype=np.float32)).astype(np.float64)
+    rows = snapshot.embeddings[positions]
+    return matvec(rows, np.asarray(prompt_vec, dtype=np.float32)).astype(np.float64)
 
 
 def rank_desc(runtime: GraphRuntime, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ this order:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +36,7 @@ from ontology.domain import NodeType
 from ontology.snapshot import GraphSnapshot
 
 from .contracts import Flag, Landing, PolicyDecision, WeaverResult
-from .graph_runtime import GraphRuntime, NodeGate, cosines, rank_desc, type_mask
+from .graph_runtime import GraphRuntime, NodeGate, cosines, matvec, rank_desc, type_mask
 
 # Where a cold-start landing may put the request: nodes that inform or ask, never act (§2.4 v1.1).
 COLD_START_NODE_TYPES: frozenset[str] = frozenset(
@@ -160,25 +160,39 @@ def _label_landing(
     )
 
     def attached(codes: Iterable[int], weights: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
-        parts = [(snapshot.label_nodes.get(runtime.label_ids[c]), weights[c]) for c in codes]
-        parts = [(p, w) for p, w in parts if p is not None and p.size]
+        label_nodes = snapshot.label_nodes
+        parts = [
+            (label_nodes[lid], weights[c])
+            for c in codes
+            if (lid := runtime.label_ids[c]) in label_nodes and label_nodes[lid].size
+        ]
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0)
         positions = np.concatenate([p for p, _ in parts]).astype(np.int64)
         values = np.concatenate([np.full(p.size, w) for p, w in parts])
         return _unique_max(positions, values)
 
-    tiers: list[tuple[str, tuple[np.ndarray, np.ndarray]]] = []
-    if len(specific) > 1:
+    def intersection() -> tuple[np.ndarray, np.ndarray]:
         common = _intersection([snapshot.label_nodes.get(runtime.label_ids[c]) for c in specific])
-        tiers.append(("label_intersection", (common, np.full(common.size, max(weight[c] for c in specific)))))
-    tiers.append(("label_match", attached(specific, weight)))
+        return common, np.full(common.size, max(weight[c] for c in specific))
+
+    def subtree() -> tuple[np.ndarray, np.ndarray]:
+        inherited: dict[int, float] = {}
+        for c in specific:
+            for d in runtime.descendants(c):
+                inherited[d] = max(inherited.get(d, 0.0), weight[c])
+        return attached(sorted(inherited), inherited)
+
+    # evaluated lazily, in order: the first tier with an admissible node wins
+    tiers: list[tuple[str, Callable[[], tuple[np.ndarray, np.ndarray]]]] = []
+    if len(specific) > 1:
+        tiers.append(("label_intersection", intersection))
+    tiers.append(("label_match", lambda: attached(specific, weight)))
     if general:
-        tiers.append(("label_match", attached(general, weight)))
-    subtree_weight = {d: weight[c] for c in specific for d in runtime.descendants(c)}
-    if subtree_weight:
-        tiers.append(("label_subtree", attached(sorted(subtree_weight), subtree_weight)))
-    for reason, (positions, weights) in tiers:
+        tiers.append(("label_match", lambda: attached(general, weight)))
+    tiers.append(("label_subtree", subtree))
+    for reason, tier in tiers:
+        positions, weights = tier()
         landing = _rank(
             snapshot, runtime, gate, positions, weights, prompt_vec, reason, scope_clusters, params
         )
@@ -223,7 +237,7 @@ def _cold_start(
     if votes:
         best = min(votes, key=lambda k: (-votes[k], k))
     elif runtime.cluster_centroids is not None and prompt_vec is not None and runtime.cluster_keys:
-        similarity = runtime.cluster_centroids @ np.asarray(prompt_vec, dtype=np.float32)
+        similarity = matvec(runtime.cluster_centroids, np.asarray(prompt_vec, dtype=np.float32))
         populated = np.flatnonzero(np.abs(runtime.cluster_centroids).sum(axis=1) > 0)
         if populated.size:
             best = runtime.cluster_keys[int(populated[np.argmax(similarity[populated])])]
@@ -317,8 +331,9 @@ def _unique_max(positions: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, 
 def _intersection(arrays: list[np.ndarray | None]) -> np.ndarray:
     if any(a is None or a.size == 0 for a in arrays):
         return np.zeros(0, np.int64)
-    common = np.asarray(arrays[0], dtype=np.int64)
-    for other in arrays[1:]:
+    present = [a for a in arrays if a is not None]
+    common = np.asarray(present[0], dtype=np.int64)
+    for other in present[1:]:
         common = np.intersect1d(common, other, assume_unique=True)
     return common
 

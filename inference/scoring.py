@@ -266,8 +266,8 @@ class ScoringContext:
     def _label_pool(self) -> np.ndarray:
         """Nodes of the labels with a positive S_taxo (the fallback pool of an oversized cluster scope)."""
         codes = np.flatnonzero(self.label_taxo[:-1] > self.params.taxo_same_cluster)
-        parts = [self.snapshot.label_nodes.get(self.runtime.label_ids[c]) for c in codes]
-        parts = [p for p in parts if p is not None]
+        label_nodes = self.snapshot.label_nodes
+        parts = [label_nodes[lid] for c in codes if (lid := self.runtime.label_ids[c]) in label_nodes]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
     def expand(

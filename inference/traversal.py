@@ -116,7 +116,7 @@ def route(
     )
     start = context.start
     if not context.gate.admit(runtime, np.array([start]))[0]:
-        return Route(target=None, path_nodes=(start_id,), reason="start_forbidden")
+        return Route(target=None, reason="start_forbidden")  # a gated node never appears in a route
     fast_ok = (
         weaver.confidence >= params.fast_path_min_confidence
         and context.profile.fast_path_eligible
@@ -162,8 +162,9 @@ class _Search:
         self.gated += expansion.gated
         self.pruned += expansion.pruned
         scores, parts = self.context.score(expansion.positions, depth)
-        for node in self.context.scored_nodes(expansion.positions, scores, parts):
-            self.scored.setdefault(self.context.snapshot.position[node.node_id], node)
+        nodes = self.context.scored_nodes(expansion.positions, scores, parts)
+        for candidate, node in zip(expansion.positions.tolist(), nodes, strict=True):
+            self.scored.setdefault(candidate, node)
         influence = self.params.edge_weight_influence
         edge_factor = np.where(
             expansion.edge_codes == SEMANTIC_CODE,

@@ -67,6 +67,18 @@ def embedded_children(*, host: str, port: int, web_workers: int) -> list[ChildSp
     ]
 
 
+def child_environment() -> dict[str, str]:
+    """The children's environment: numpy's BLAS single-threaded unless the operator says otherwise.
+
+    Requests do small matrix-vector products; on 2 cores a multi-threaded BLAS spins threads that cost
+    far more than they save (measured: 11.8 ms vs 0.37 ms for a 1,300×384 product under load).
+    """
+    env = dict(os.environ)
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    return env
+
+
 class Supervisor:
     def __init__(self, children: Sequence[ChildSpec], *, grace_s: float = 10.0) -> None:
         self.specs = list(children)
@@ -79,7 +91,7 @@ class Supervisor:
 
     def start(self) -> None:
         for spec in self.specs:
-            self.procs[spec.name] = subprocess.Popen(spec.argv, start_new_session=True)
+            self.procs[spec.name] = subprocess.Popen(spec.argv, start_new_session=True, env=child_environment())
             print(f"[supervisor] started {spec.name} (pid {self.procs[spec.name].pid})", flush=True)
 
     def stop(self) -> None:

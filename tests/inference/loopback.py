@@ -31,7 +31,7 @@ def loopback_server(respond: Callable[[dict[str, Any]], Reply]) -> Iterator[Loop
     record = Loopback(url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+        def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             request = {"path": self.path, "headers": dict(self.headers), "json": json.loads(raw or b"null")}
             record.requests.append(request)
@@ -48,7 +48,7 @@ def loopback_server(respond: Callable[[dict[str, Any]], Reply]) -> Iterator[Loop
             except OSError:  # the client gave up (a timeout test)
                 pass
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output quiet
+        def log_message(self, format: str, *args: Any) -> None:  # keep the test output quiet
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

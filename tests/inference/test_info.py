@@ -177,7 +177,11 @@ def test_an_action_target_is_a_caller_error(demo_snapshot):
 
 
 def test_sentences_do_not_end_at_abbreviations():
-    assert sentences("Use a number, e.g. INV-1. Then wait! Done?") == ("Use a number, e.g. INV-1.", "Then wait!", "Done?")
+    assert sentences("Use a number, e.g. INV-1. Then wait! Done?") == (
+        "Use a number, e.g. INV-1.",
+        "Then wait!",
+        "Done?",
+    )
 
 
 # --- C_info ------------------------------------------------------------------------------------------
@@ -201,7 +205,9 @@ def test_a_more_aligned_prompt_gets_a_higher_c_info(demo_snapshot):
 
     assert aligned.c_info > unrelated.c_info
     assert aligned.details["c_info_components"]["lexical"] > unrelated.details["c_info_components"]["lexical"]
-    assert aligned.details["c_info_components"]["semantic"] > unrelated.details["c_info_components"]["semantic"]
+    assert (
+        aligned.details["c_info_components"]["semantic"] > unrelated.details["c_info_components"]["semantic"]
+    )
     assert aligned.c_info >= 0.7
     assert unrelated.c_info < 0.45
 
@@ -254,12 +260,17 @@ def test_active_check_triggers_on_low_and_mid_c_info_only():
 
 
 def test_vector_ambiguity_asks_x_or_y_with_the_two_best_branches(demo_snapshot):
-    ambiguous = weaver("L00025", flags=frozenset({Flag.VECTOR_AMBIGUITY}), top_k=("L00025", "L00026", "L00024"))
+    ambiguous = weaver(
+        "L00025", flags=frozenset({Flag.VECTOR_AMBIGUITY}), top_k=("L00025", "L00026", "L00024")
+    )
 
     outcome = answer(demo_snapshot, ALIGNED, weaver=ambiguous)
 
     assert outcome.active_check == ActiveCheck(
-        "disambiguate", "Do you mean Set up 2FA or Lost 2FA device?", ("Set up 2FA", "Lost 2FA device"), "vector_ambiguity"
+        "disambiguate",
+        "Do you mean Set up 2FA or Lost 2FA device?",
+        ("Set up 2FA", "Lost 2FA device"),
+        "vector_ambiguity",
     )
 
 

@@ -79,7 +79,13 @@ def tiny_snapshot(
     embeddings = np.stack([n.get("vec", unit(0, 0, 0, 0, 0, 0, 0, 1)) for n in nodes]).astype(np.float32)
     documents = {
         "labels": [
-            {"id": lab["id"], "name": lab["id"], "cluster": lab["cluster"], "parent": lab.get("parent"), "status": "ACTIVE"}
+            {
+                "id": lab["id"],
+                "name": lab["id"],
+                "cluster": lab["cluster"],
+                "parent": lab.get("parent"),
+                "status": "ACTIVE",
+            }
             for lab in labels
         ],
         "clusters": [{"key": key, "name": key} for key in clusters],
@@ -87,13 +93,21 @@ def tiny_snapshot(
         "typologies": list(typologies),
     }
     return snapshot_build(
-        arrays, project_id=1, release_id=None, version=1, checksum="tiny", embeddings=embeddings, documents=documents
+        arrays,
+        project_id=1,
+        release_id=None,
+        version=1,
+        checksum="tiny",
+        embeddings=embeddings,
+        documents=documents,
     )
 
 
 def decision(**constraints: Any) -> PolicyDecision:
     return PolicyDecision(
-        state=PolicyState.ALLOW, constraints=PolicyConstraints(**constraints), response_mode=ResponseMode.NORMAL
+        state=PolicyState.ALLOW,
+        constraints=PolicyConstraints(**constraints),
+        response_mode=ResponseMode.NORMAL,
     )
 
 
@@ -127,11 +141,29 @@ def billing() -> GraphSnapshot:
         {"id": "I-download", "type": "Info", "labels": ["L2"], "clusters": ["billing"], "vec": unit(1, 0.3)},
         {"id": "I-refund", "type": "Info", "labels": ["L3"], "clusters": ["billing"], "vec": unit(0, 1)},
         {"id": "F-invoices", "type": "FAQ", "labels": ["L1"], "clusters": ["billing"], "vec": unit(1, 0, 1)},
-        {"id": "A-cancel", "type": "Action", "risk": "high", "labels": ["L5"], "clusters": ["billing"],
-         "vec": unit(0, 0, 0, 1)},
-        {"id": "I-login", "type": "Info", "labels": ["L6"], "clusters": ["access"], "vec": unit(1, 0, 0, 0, 1)},
-        {"id": "I-old", "type": "Info", "labels": ["L1"], "clusters": ["billing"], "status": "DEPRECATED",
-         "vec": unit(1)},
+        {
+            "id": "A-cancel",
+            "type": "Action",
+            "risk": "high",
+            "labels": ["L5"],
+            "clusters": ["billing"],
+            "vec": unit(0, 0, 0, 1),
+        },
+        {
+            "id": "I-login",
+            "type": "Info",
+            "labels": ["L6"],
+            "clusters": ["access"],
+            "vec": unit(1, 0, 0, 0, 1),
+        },
+        {
+            "id": "I-old",
+            "type": "Info",
+            "labels": ["L1"],
+            "clusters": ["billing"],
+            "status": "DEPRECATED",
+            "vec": unit(1),
+        },
         {"id": "I-vetoed", "type": "Info", "labels": ["L2"], "clusters": ["billing"], "vec": unit(1)},
         {"id": "O-out", "type": "OutOfScope", "vec": unit(0, 0, 0, 0, 0, 1)},
     ]
@@ -187,9 +219,13 @@ def test_incompatible_labels_are_a_hard_gate(billing: GraphSnapshot) -> None:
 
 def test_policy_forbidden_node_types_and_labels_are_excluded_before_scoring(billing: GraphSnapshot) -> None:
     by_type = scored_ids(billing, {"L1": 0.9}, decision=decision(forbidden_node_types=frozenset({"Action"})))
-    by_allowed_type = scored_ids(billing, {"L1": 0.9}, decision=decision(allowed_node_types=frozenset({"FAQ"})))
+    by_allowed_type = scored_ids(
+        billing, {"L1": 0.9}, decision=decision(allowed_node_types=frozenset({"FAQ"}))
+    )
     by_label = scored_ids(billing, {"L1": 0.9}, decision=decision(forbidden_labels=frozenset({"L2", "L3"})))
-    by_allowed_label = scored_ids(billing, {"L1": 0.9}, decision=decision(allowed_labels=frozenset({"L1", "L5"})))
+    by_allowed_label = scored_ids(
+        billing, {"L1": 0.9}, decision=decision(allowed_labels=frozenset({"L1", "L5"}))
+    )
 
     assert sorted(by_type) == ["F-invoices", "I-download", "I-refund"]
     assert sorted(by_allowed_type) == ["F-invoices"]
@@ -199,7 +235,10 @@ def test_policy_forbidden_node_types_and_labels_are_excluded_before_scoring(bill
 
 def test_cold_start_routes_exclude_high_risk_actions(billing: GraphSnapshot) -> None:
     landing = Landing(
-        node_start="D-start", reason="cold_start", flags=frozenset({Flag.NEW_INTENT_CANDIDATE}), clusters=("billing",)
+        node_start="D-start",
+        reason="cold_start",
+        flags=frozenset({Flag.NEW_INTENT_CANDIDATE}),
+        clusters=("billing",),
     )
 
     assert "A-cancel" not in scored_ids(billing, {"L1": 0.9}, landing=landing)
@@ -240,7 +279,10 @@ def test_composite_is_the_typology_weighted_sum_and_s_sem_the_cosine(billing: Gr
 
     for node in scored.values():
         expected = (
-            alpha * node.s_struct + beta * node.s_sem + gamma * node.s_taxo + delta * node.s_typology
+            alpha * node.s_struct
+            + beta * node.s_sem
+            + gamma * node.s_taxo
+            + delta * node.s_typology
             + epsilon * node.s_memory
         )
         assert node.score == pytest.approx(expected, abs=1e-5)
@@ -252,7 +294,9 @@ def test_composite_is_the_typology_weighted_sum_and_s_sem_the_cosine(billing: Gr
 
 def test_s_memory_is_capped_and_zero_without_a_signal(billing: GraphSnapshot) -> None:
     without = scored_ids(billing, {"L1": 0.9})
-    capped = scored_ids(billing, {"L1": 0.9}, memory_signal={"I-refund": 40.0, "F-invoices": 0.1, "I-login": 9.0})
+    capped = scored_ids(
+        billing, {"L1": 0.9}, memory_signal={"I-refund": 40.0, "F-invoices": 0.1, "I-login": 9.0}
+    )
 
     assert {n.s_memory for n in without.values()} == {0.0}
     assert capped["I-refund"].s_memory == 0.5  # capped
@@ -261,7 +305,9 @@ def test_s_memory_is_capped_and_zero_without_a_signal(billing: GraphSnapshot) ->
 
 
 def test_memory_signal_decay_halves_at_the_half_life() -> None:
-    signal = memory_signal_decay([("N1", 1.0, 0.0), ("N1", 1.0, 3600.0), ("N2", 2.0, 7200.0)], half_life_s=3600.0)
+    signal = memory_signal_decay(
+        [("N1", 1.0, 0.0), ("N1", 1.0, 3600.0), ("N2", 2.0, 7200.0)], half_life_s=3600.0
+    )
 
     assert signal == {"N1": pytest.approx(1.5), "N2": pytest.approx(0.5)}
 
@@ -300,7 +346,14 @@ def hub() -> GraphSnapshot:
     edges = []
     for i in range(120):
         node_id = f"N-{i:03d}"
-        nodes.append({"id": node_id, "type": "FAQ" if i % 3 == 0 else "Info", "labels": ["L1"], "clusters": ["billing"]})
+        nodes.append(
+            {
+                "id": node_id,
+                "type": "FAQ" if i % 3 == 0 else "Info",
+                "labels": ["L1"],
+                "clusters": ["billing"],
+            }
+        )
         edges.append(("H-hub", node_id, "LEADS_TO", round(0.05 + (i * 7 % 10) / 10, 2)))
     return tiny_snapshot(nodes, edges, labels=BILLING_LABELS, clusters=["billing"], typologies=[FAQ_FIRST])
 
@@ -336,7 +389,9 @@ def test_anti_hub_k_is_bounded_between_30_and_80(hub: GraphSnapshot) -> None:
     assert hub_expansion(hub, ScoringParams(k=500)).positions.size == 80
 
 
-def test_anti_hub_pruning_on_the_demo_support_hub_is_bounded_and_deterministic(demo_snapshot: GraphSnapshot) -> None:
+def test_anti_hub_pruning_on_the_demo_support_hub_is_bounded_and_deterministic(
+    demo_snapshot: GraphSnapshot,
+) -> None:
     runtime = graph_runtime_for(demo_snapshot)
     hub_position = demo_snapshot.position["N-global-contact-support"]
     # walk every in-edge backwards too, so the hub's whole neighbourhood (60+ nodes) is collected
@@ -371,7 +426,8 @@ def test_anti_hub_pruning_on_the_demo_support_hub_is_bounded_and_deterministic(d
 def test_node_gate_on_the_demo_release_matches_a_per_node_reading(demo_snapshot: GraphSnapshot) -> None:
     runtime = GraphRuntime.build(demo_snapshot)
     constraints = PolicyConstraints(
-        forbidden_node_types=frozenset({"Action", "MemoryWrite"}), forbidden_labels=frozenset({"L00066", "L00002"})
+        forbidden_node_types=frozenset({"Action", "MemoryWrite"}),
+        forbidden_labels=frozenset({"L00066", "L00002"}),
     )
     gate = NodeGate.build(runtime, constraints, scope_labels=["L00001"], scope_clusters=["billing"])
     positions = np.arange(demo_snapshot.node_count)
@@ -383,6 +439,8 @@ def test_node_gate_on_the_demo_release_matches_a_per_node_reading(demo_snapshot:
             return False
         if not node.labels:
             return not node.clusters or "billing" in node.clusters
-        return any(constraints.admits_label(lid) and labels[lid]["cluster"] == "billing" for lid in node.labels)
+        return any(
+            constraints.admits_label(lid) and labels[lid]["cluster"] == "billing" for lid in node.labels
+        )
 
     assert gate.admit(runtime, positions).tolist() == [expected(i) for i in range(demo_snapshot.node_count)]

@@ -165,4 +165,7 @@ def weaver_index_for(snapshot: Any, runtime: Any) -> WeaverIndex:
         if len(_index_cache) > 32:
             _index_cache.clear()
         _index_cache[key] = index
+        from .info import info_warm_up
+
+        info_warm_up(snapshot)  # once per release and process: Info answers then never embed on the hot path
     return index

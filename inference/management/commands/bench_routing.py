@@ -88,6 +88,7 @@ class Command(BaseCommand):
         if options["limit"]:
             val, evaluation = val[: options["limit"]], evaluation[: options["limit"]]
         say = self.stderr.write
+        call_command("migrate", verbosity=0)  # the benchmark runs on an empty data folder
         slug = "bench-routing"
         if Project.objects.filter(slug=slug).exists():
             raise CommandError(

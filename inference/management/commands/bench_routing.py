@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 

@@ -83,9 +83,21 @@ def log_result(result: InferenceResult) -> InferenceLog:
         active_check=_json(outcome.active_check) if outcome and outcome.active_check else {},
         outcome_status=_status(result),
         answer=outcome.answer if outcome else "",
+        outcome_details=_plain(outcome.details) if outcome else {},
         timings_ms=result.timings_ms,
         error=(result.error.message[:500] if result.error else ""),
     )
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy of free-form details (tuples → lists, other objects → str)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
 
 
 def _status(result: InferenceResult) -> str:

@@ -48,6 +48,9 @@ class InferenceLog(models.Model):
     outcome_status = models.CharField(max_length=32, blank=True, db_index=True)
     silent_outcome = models.BooleanField(default=True, help_text="no explicit user signal received yet")
     answer = models.TextField(blank=True)
+    outcome_details = models.JSONField(
+        default=dict, blank=True, help_text="C_info parts, context nodes, answer mode"
+    )
     timings_ms = models.JSONField(default=dict, blank=True, help_text="per-step wall time")
     error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -44,6 +44,7 @@ def test_infer_routes_an_info_request_and_logs_it(client_app):
     assert log.outcome_kind == "INFO" and log.silent_outcome is True
     assert log.session_id == "s-1" and log.release_version == 1
     assert set(log.timings_ms) >= {"envelope", "policy", "lexical", "weaver", "landing", "total"}
+    assert 0.0 <= log.outcome_details["c_info_components"]["semantic"] <= 1.0
 
 
 def test_blocked_prompt_never_reaches_retrieval(client_app):

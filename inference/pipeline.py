@@ -163,7 +163,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
         start = result.landing.node_start
         if start is None or result.landing.abstained or snapshot.node(start).type == "OutOfScope":
             result.outcome = _out_of_scope(snapshot, result.landing, decision)
-            result.explanation = _explain(result, snapshot)
+            result.explanation = _explain(result, snapshot, runtime)
             return result
         typology = _typology(runtime, envelope)
         with _step(result, "traversal"):
@@ -209,7 +209,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
             answer, reasons = policy_manager.postcheck(decision, outcome.answer, runtime)
         result.postcheck_reasons = reasons
         result.outcome = _with_answer(outcome, answer)
-        result.explanation = _explain(result, snapshot)
+        result.explanation = _explain(result, snapshot, runtime)
         return result
     except (RuleViolation, DomainError) as exc:
         result.error = exc
@@ -233,14 +233,14 @@ def _out_of_scope(
     return Outcome(kind=OutcomeKind.OUT_OF_SCOPE, answer=decision.message or "I can't help with that here.")
 
 
-def _explain(result: InferenceResult, snapshot: Any) -> str:
+def _explain(result: InferenceResult, snapshot: Any, runtime: Any) -> str:
     """A human-readable account of the path, as much as the policy allows (RESTRICT hides the path)."""
     parts: list[str] = []
     weaver = result.weaver
     if weaver is not None and weaver.l_final:
         names = []
         for label_id in weaver.l_final:
-            record = result_label_name(snapshot, label_id)
+            record = runtime.labels.get(label_id, {}).get("name", label_id)
             names.append(f"{record} ({label_id})")
         parts.append("Understood as " + ", ".join(names) + f", confidence {weaver.confidence:.2f}.")
     if weaver is not None and Flag.OOD in weaver.flags:
@@ -253,10 +253,3 @@ def _explain(result: InferenceResult, snapshot: Any) -> str:
     elif result.landing is not None and result.landing.node_start and not restricted:
         parts.append(f"Landed on {snapshot.node(result.landing.node_start).title}.")
     return " ".join(parts)
-
-
-def result_label_name(snapshot: Any, label_id: str) -> str:
-    for label in snapshot.documents.get("labels", []):
-        if label["id"] == label_id:
-            return str(label["name"])
-    return label_id

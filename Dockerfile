@@ -39,7 +39,7 @@ RUN pip install --no-cache-dir --no-deps -e .
 # one build step, the real one comes from the environment at run time.
 RUN groupadd --system --gid 10001 arg \
  && useradd --system --uid 10001 --gid arg --create-home --home-dir /home/arg arg \
- && mkdir -p /app/var/celery \
+ && mkdir -p /app/var/celery /app/var/prometheus \
  && ARG_ENV=production ARG_ALLOWED_HOSTS=build.invalid \
     ARG_SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(64))')" \
     python manage.py collectstatic --noinput --verbosity 0 \
@@ -47,7 +47,7 @@ RUN groupadd --system --gid 10001 arg \
 
 USER arg
 EXPOSE 8000
-CMD ["gunicorn", "arg_platform.wsgi:application", "--bind", "0.0.0.0:8000"]
+CMD ["gunicorn", "arg_platform.wsgi:application", "--config", "python:arg_platform.gunicorn_conf", "--bind", "0.0.0.0:8000"]
 
 
 # The runtime image plus pytest & co., for running the test suite (e.g. the graph store contract

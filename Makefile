@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv system-deps lint migrate bench-help clean
+.PHONY: run test venv system-deps lint migrate bench-help clean fuzz
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -29,6 +29,11 @@ test: system-deps venv
 
 system-deps:
 	bash scripts/ensure-system-deps.sh
+
+## fuzz: schemathesis on every API operation, FUZZ_EXAMPLES positive + negative cases each, random seeds
+FUZZ_EXAMPLES ?= 50
+fuzz: venv
+	ARG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ARG_FUZZ_RANDOM=1 $(PY) -m pytest tests/fuzz/test_schemathesis.py -q -s -p no:logging
 
 lint:
 	$(PY) -m ruff check .

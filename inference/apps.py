@@ -9,9 +9,15 @@ class InferenceConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from ontology.releases import PUBLISH_HOOKS
+        from ontology.releases import ENCODER_HOOKS, GRAPH_HOOKS, PUBLISH_HOOKS
 
         from .classifier import train_label_classifier
+        from .encoder_finetune import release_encoder_hook
+        from .info import info_sentences_hook
 
+        if release_encoder_hook not in ENCODER_HOOKS:
+            ENCODER_HOOKS.append(release_encoder_hook)
         if train_label_classifier not in PUBLISH_HOOKS:
             PUBLISH_HOOKS.append(train_label_classifier)
+        if info_sentences_hook not in GRAPH_HOOKS:
+            GRAPH_HOOKS.append(info_sentences_hook)

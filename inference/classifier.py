@@ -1,9 +1,17 @@
 """The distilled label classifier of the Context Weaver (ARG §2.3, "distilled-first" hot path).
 
 Trained offline **as part of each release** (a publish hook) on the validated examples of the
-release's ACTIVE labels — plus each label's index text — embedded with the platform embedder: a
-multinomial logistic regression (softmax) with L2 regularisation fitted by L-BFGS, deterministic for
-a given release. At request time it is one matrix-vector product over the prompt embedding.
+release's ACTIVE labels — plus each label's index text — embedded with the release's encoder (its
+fine-tuned MiniLM when it has one, see ``inference.encoder_finetune``; the platform embedder
+otherwise): a multinomial logistic regression (softmax) with L2 regularisation fitted by L-BFGS,
+deterministic for a given release. At request time it is one matrix-vector product over the prompt
+embedding.
+
+A taxonomy too large for the softmax fit to stay cheap (classes × examples above ``SOFTMAX_BUDGET``,
+e.g. a 100k-node synthetic release with 5,000 labels of 3 examples) gets a *prototype* classifier
+instead: one unit-norm centroid per class (its label index vector and at most ``PROTOTYPE_EXAMPLES``
+example vectors in total), probabilities ``softmax(PROTOTYPE_SCALE · cosine)`` — the same
+matrix-vector product at request time, built in a few seconds.
 """
 
 from __future__ import annotations
@@ -16,6 +24,11 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 
 OOS_CLASS = "oos"
+SOFTMAX_BUDGET = 5_000_000  # classes × training texts: CLINC150 is 151 × 15,250 ≈ 2.3M (≈ 15 s of L-BFGS)
+PROTOTYPE_EXAMPLES = 2_000  # example texts embedded, at most, for a prototype classifier
+PROTOTYPE_SCALE = 20.0
+FROZEN_L2 = 1e-3  # softmax regularisation over the frozen embedder's vectors
+FINETUNED_L2 = 3.31e-3  # … over a fine-tuned encoder's vectors (docs/research/label-classifier.md)
 MATRIX_W = "label_classifier_w"
 MATRIX_B = "label_classifier_b"
 DOCUMENT = "label_classifier"
@@ -95,20 +108,59 @@ def training_set(documents: dict[str, Any]) -> tuple[list[str], list[str]]:
 def train_label_classifier(
     documents: dict[str, Any], embedder: Any
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The publish hook: returns the classifier's matrices and its document for the release bundle."""
+    """The publish hook: returns the classifier's matrices and its document for the release bundle.
+
+    ``embedder`` is the release's encoder (fine-tuned or not), so the classifier reads the same
+    vector space as the label index, the node embeddings and the prompt at request time.
+    """
     texts, classes = training_set(documents)
     if not texts:
         return {}, {DOCUMENT: {"classes": [], "trained_on": 0}}
     labels = tuple(sorted(set(classes)))
+    if len(labels) * len(texts) > SOFTMAX_BUDGET:
+        return _prototype_classifier(documents, labels, embedder)
     index = {c: i for i, c in enumerate(labels)}
     y = np.array([index[c] for c in classes])
     x = embedder.embed(texts)
+    l2 = FINETUNED_L2 if documents.get("release_encoder") else FROZEN_L2
     if len(labels) == 1:
         w = np.zeros((1, x.shape[1]), dtype=np.float32)
         b = np.zeros(1, dtype=np.float32)
     else:
-        w, b = fit_softmax(x, y, len(labels))
-    return {MATRIX_W: w, MATRIX_B: b}, {DOCUMENT: {"classes": list(labels), "trained_on": len(texts)}}
+        w, b = fit_softmax(x, y, len(labels), l2=l2)
+    return {MATRIX_W: w, MATRIX_B: b}, {
+        DOCUMENT: {"classes": list(labels), "trained_on": len(texts), "kind": "softmax", "l2": l2}
+    }
+
+
+def _prototype_classifier(
+    documents: dict[str, Any], labels: tuple[str, ...], embedder: Any
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Centroid per class from its label index text and a bounded share of its examples."""
+    index_text = {e["label_id"]: e["text"] for e in documents.get("label_index", {}).get("entries", [])}
+    per_class = PROTOTYPE_EXAMPLES // len(labels)
+    texts: list[str] = []
+    owner: list[int] = []
+    examples: dict[str, list[str]] = {c: [] for c in labels}
+    for label in documents.get("labels", []):
+        if label.get("status") == "ACTIVE" and label["id"] in examples:
+            examples[label["id"]] = list(label.get("examples", []))
+    if OOS_CLASS in examples:
+        examples[OOS_CLASS] = list(documents.get("oos_examples", []))
+    for k, c in enumerate(labels):
+        chosen = [index_text[c]] if index_text.get(c) else []
+        chosen += examples[c][: per_class if chosen else max(1, per_class)]
+        texts.extend(chosen)
+        owner.extend([k] * len(chosen))
+    x = embedder.embed(texts)
+    sums = np.zeros((len(labels), x.shape[1]), dtype=np.float64)
+    np.add.at(sums, np.array(owner), x)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    w = (PROTOTYPE_SCALE * sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    b = np.zeros(len(labels), dtype=np.float32)
+    return {MATRIX_W: w, MATRIX_B: b}, {
+        DOCUMENT: {"classes": list(labels), "trained_on": len(texts), "kind": "prototype"}
+    }
 
 
 def classifier_from_documents(documents: Any) -> LabelClassifier | None:

@@ -8,6 +8,8 @@ the same request is applied once.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import IntegrityError, transaction
 
 from arg_platform.errors import NotFound, RuleViolation, Violation
@@ -26,8 +28,15 @@ def feedback_record(
     action_succeeded: bool | None = None,
     comment: str = "",
     idempotency_key: str = "",
+    source: str = Feedback.Source.USER,
+    reviewer: Any = None,
 ) -> InferenceLog:
-    """Record one explicit signal and update the request's outcome status accordingly."""
+    """Record one explicit signal and update the request's outcome status accordingly.
+
+    A reviewer's label (``source="reviewer"``, helpfulness of a sampled silent Info answer) is kept
+    apart: it is recorded on the request but changes neither ``silent_outcome`` nor ``outcome_status``
+    — the user stayed silent, and silence is never turned into a confirmation.
+    """
     try:
         with transaction.atomic():
             log = (
@@ -39,15 +48,25 @@ def feedback_record(
                 raise NotFound(f"request {request_id} not found in this project")
             if kind == Feedback.Kind.ACTION_OUTCOME and log.outcome_kind != OutcomeKind.ACTION:
                 raise RuleViolation(Violation("feedback.kind", "this request did not run an action", "kind"))
+            if source == Feedback.Source.REVIEWER and (kind != Feedback.Kind.HELPFUL or helpful is None):
+                raise RuleViolation(
+                    Violation(
+                        "feedback.reviewer_kind", "a reviewer labels helpfulness (yes or no)", "helpful"
+                    )
+                )
             Feedback.objects.create(
                 log=log,
                 kind=kind,
+                source=source,
+                reviewer=reviewer if getattr(reviewer, "pk", None) else None,
                 helpful=helpful,
                 choice=choice[:200],
                 action_succeeded=action_succeeded,
                 comment=comment[:1000],
                 idempotency_key=idempotency_key,
             )
+            if source == Feedback.Source.REVIEWER:
+                return log
             log.silent_outcome = False
             if kind == Feedback.Kind.HELPFUL and log.outcome_kind in (OutcomeKind.INFO, OutcomeKind.MEMORY):
                 log.outcome_status = InfoStatus.CONFIRMED if helpful else InfoStatus.LOW_CONFIDENCE

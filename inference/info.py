@@ -152,9 +152,32 @@ def sentences(text: str) -> tuple[str, ...]:
     return tuple(merged)
 
 
+SENTENCE_MATRIX = "info_sentence_vectors"
+SENTENCE_DOCUMENT = "info_sentences"
+
+
+def info_sentences_hook(arrays: Any, documents: dict[str, Any], embedder: Any) -> tuple[dict, dict]:
+    """``ontology.releases.GRAPH_HOOKS`` entry: the sentence vectors of every content node, computed
+    once at publication with the release's encoder and frozen with the release (``counts[i]`` sentences
+    of node ``i``, in node order, rows of ``info_sentence_vectors``), so that no serving process embeds
+    the release's chunks itself — at 100k nodes that is tens of minutes of CPU per process."""
+    from ontology.graph_arrays import NODE_TYPE_NAMES
+
+    wanted = DEFAULT_PARAMS.context_node_types
+    counts: list[int] = []
+    texts: list[str] = []
+    for code, chunk in zip(arrays.node_type.tolist(), arrays.chunks, strict=True):
+        found = sentences(chunk) if NODE_TYPE_NAMES[code] in wanted else ()
+        counts.append(len(found))
+        texts.extend(found)
+    vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+    return {SENTENCE_MATRIX: vectors}, {SENTENCE_DOCUMENT: {"counts": counts, "node_types": sorted(wanted)}}
+
+
 @dataclass(frozen=True, eq=False)
 class InfoIndex:
-    """What step 9 precomputes once per release snapshot; sentence vectors are filled on first use
+    """What step 9 precomputes once per release snapshot. Sentence vectors come from the release
+    (``info_sentences_hook``) when it carries them, else they are embedded on first use
     (``info_warm_up`` fills them all at once)."""
 
     label_phrases: Mapping[str, tuple[tuple[frozenset[str], float], ...]]  # LabelID → (tokens, weight)
@@ -164,6 +187,8 @@ class InfoIndex:
     default_typology: str | None
     node_sentences: dict[int, tuple[str, ...]] = field(default_factory=dict)
     node_vectors: dict[int, np.ndarray] = field(default_factory=dict)  # position → sentences × dim
+    frozen_ptr: np.ndarray | None = None  # the release's sentence rows of node i: ptr[i]:ptr[i + 1]
+    frozen_vectors: np.ndarray | None = None
 
     @classmethod
     def build(cls, snapshot: GraphSnapshot, params: InfoParams = DEFAULT_PARAMS) -> InfoIndex:
@@ -182,12 +207,25 @@ class InfoIndex:
                 current = labels.get(current.get("parent") or "")
             return tuple(out)
 
+        frozen_ptr = frozen_vectors = None
+        counts = (snapshot.documents.get(SENTENCE_DOCUMENT) or {}).get("counts")
+        matrix = snapshot.documents.get(f"matrix:{SENTENCE_MATRIX}")
+        if counts is not None and matrix is not None and len(counts) == snapshot.node_count:
+            frozen_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+            np.cumsum(counts, out=frozen_ptr[1:])
+            if int(frozen_ptr[-1]) == matrix.shape[0]:
+                frozen_vectors = np.asarray(matrix, dtype=np.float32)
+                frozen_vectors.setflags(write=False)
+            else:
+                frozen_ptr = None
         return cls(
             label_phrases={label_id: phrases(label_id) for label_id in labels},
             label_names={label_id: label["name"] for label_id, label in labels.items()},
             label_cluster={label_id: label["cluster"] for label_id, label in labels.items()},
             budgets={t["key"]: int(t.get("complexity_budget") or 0) for t in typologies},
             default_typology=next((t["key"] for t in typologies if t.get("is_default")), None),
+            frozen_ptr=frozen_ptr,
+            frozen_vectors=frozen_vectors,
         )
 
     def sentences_of(self, snapshot: GraphSnapshot, position: int) -> tuple[str, ...]:
@@ -199,11 +237,20 @@ class InfoIndex:
     def vectors_of(self, snapshot: GraphSnapshot, positions: Sequence[int]) -> list[np.ndarray]:
         """The sentence vectors of each node (embedded in one batch for the nodes not seen yet)."""
         missing = [p for p in dict.fromkeys(positions) if p not in self.node_vectors]
+        if missing and self.frozen_vectors is not None and self.frozen_ptr is not None:
+            unfrozen = []
+            for p in missing:
+                start, end = int(self.frozen_ptr[p]), int(self.frozen_ptr[p + 1])
+                if end - start == len(self.sentences_of(snapshot, p)):
+                    self.node_vectors[p] = self.frozen_vectors[start:end]  # a read-only view
+                else:  # a node type the release did not embed
+                    unfrozen.append(p)
+            missing = unfrozen
         if missing:
-            from arg_platform.embedder import get_embedder
+            from .encoder_finetune import encoder_for_documents
 
             texts = [text for p in missing for text in self.sentences_of(snapshot, p)]
-            embedder = get_embedder()
+            embedder = encoder_for_documents(snapshot.documents)  # the release's encoder
             vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
             start = 0
             for p in missing:
@@ -231,8 +278,11 @@ def info_index_for(snapshot: GraphSnapshot) -> InfoIndex:
 
 def info_warm_up(snapshot: GraphSnapshot, params: InfoParams = DEFAULT_PARAMS) -> int:
     """Embed the sentences of every content node of the release now, not on the first request that
-    reads them; returns the number of nodes. Call it where a new release is loaded."""
+    reads them; returns the number of nodes. Call it where a new release is loaded. A release that
+    carries its sentence vectors needs no embedding: they are read from it on demand."""
     index = info_index_for(snapshot)
+    if index.frozen_ptr is not None:
+        return int(np.count_nonzero(np.diff(index.frozen_ptr)))
     codes = [i for i in range(snapshot.node_count) if snapshot.node(i).type in params.context_node_types]
     index.vectors_of(snapshot, codes)
     return len(codes)

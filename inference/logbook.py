@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from arg_platform.metrics import inference_observe
+
 from .contracts import OutcomeKind
 from .models import InferenceLog
 from .pipeline import InferenceResult
@@ -40,7 +42,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
             "response_mode": str(decision.response_mode),
         }
     envelope = result.envelope
-    return InferenceLog.objects.create(
+    log = InferenceLog.objects.create(
         project=request.project,
         request_id=request.request_id,
         release_id=result.release_id,
@@ -87,6 +89,15 @@ def log_result(result: InferenceResult) -> InferenceLog:
         timings_ms=result.timings_ms,
         error=(result.error.message[:500] if result.error else ""),
     )
+    inference_observe(
+        project=request.project.slug,
+        timings_ms=result.timings_ms,
+        outcome_kind=log.outcome_kind,
+        status=log.outcome_status,
+        policy_state=log.policy_state,
+        flags=log.flags,
+    )
+    return log
 
 
 def _plain(value: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -67,6 +68,9 @@ class Feedback(models.Model):
     """An explicit user signal about one request: helpfulness, a disambiguation choice, an action result.
 
     Only explicit signals move an Info outcome out of UNCERTAIN (§2.9.7); silence never confirms.
+    ``source`` tells the user's own signal from a reviewer's label of a sampled silent success
+    (§3.4.2): a reviewer label feeds C_info and threshold recalibration but leaves the request's
+    outcome (still silent, still UNCERTAIN) untouched.
     """
 
     class Kind(models.TextChoices):
@@ -74,8 +78,16 @@ class Feedback(models.Model):
         DISAMBIGUATION = "disambiguation"
         ACTION_OUTCOME = "action_outcome"
 
+    class Source(models.TextChoices):
+        USER = "user"
+        REVIEWER = "reviewer"
+
     log = models.ForeignKey(InferenceLog, on_delete=models.CASCADE, related_name="feedback")
     kind = models.CharField(max_length=20, choices=Kind.choices)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.USER, db_index=True)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     helpful = models.BooleanField(null=True, blank=True)
     choice = models.CharField(max_length=200, blank=True)
     action_succeeded = models.BooleanField(null=True, blank=True)

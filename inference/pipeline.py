@@ -36,6 +36,7 @@ from .contracts import (
 
 ACTION_TYPES = frozenset({"Action", "DirectAction"})
 INFO_TYPES = frozenset({"Info", "InfoStable", "FAQ", "Shortcut", "MemoryRead", "Decision"})
+MEMORY_TYPES = frozenset({"MemoryWrite", "MemoryRead"})
 
 
 class NoActiveRelease(DomainError):
@@ -56,6 +57,8 @@ class InferenceRequest:
     dry_run: bool = False
     idempotency_key: str | None = None
     weaver_params: Any = None  # WeaverParams override (benchmarks calibrate on validation data)
+    landing_params: Any = None  # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
+    snapshot: Any = None  # a frozen GraphSnapshot to serve from instead of the active one (offline replay)
 
 
 @dataclass
@@ -102,7 +105,6 @@ def _typology(runtime: Any, envelope: Envelope) -> dict[str, Any]:
 
 def run_inference(request: InferenceRequest) -> InferenceResult:
     """Route one request to an Action, an Info answer, a memory read/write or a safe refusal."""
-    from arg_platform.embedder import get_embedder
     from ontology.snapshots import pin_snapshot
 
     from . import actions, info, landing, lexical, policy_manager, traversal
@@ -114,7 +116,8 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
     result = InferenceResult(request=request)
     started = time.perf_counter()
     try:
-        snapshot = pin_snapshot(request.project.pk)  # pinned for the whole request (hard rule 3)
+        # pinned for the whole request (hard rule 3); offline replay passes a shadow release's snapshot
+        snapshot = request.snapshot if request.snapshot is not None else pin_snapshot(request.project.pk)
         if snapshot is None:
             raise NoActiveRelease(f"project {request.project.slug} has no active release; publish one first")
         result.release_id, result.release_version = snapshot.release_id, snapshot.version
@@ -146,7 +149,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
         with _step(result, "lexical"):
             result.lexical = lexical.lexical_candidates(envelope, decision, runtime)
         with _step(result, "embed"):
-            prompt_vec = get_embedder().embed_one(envelope.prompt)
+            prompt_vec = runtime.encoder.embed_one(envelope.prompt)  # the release's encoder, once
         with _step(result, "weaver"):
             result.weaver = weave(
                 index=weaver_index_for(snapshot, runtime),
@@ -158,7 +161,12 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
         graph_runtime = graph_runtime_for(snapshot)
         with _step(result, "landing"):
             result.landing = landing.land(
-                snapshot, graph_runtime, weaver=result.weaver, decision=decision, prompt_vec=prompt_vec
+                snapshot,
+                graph_runtime,
+                weaver=result.weaver,
+                decision=decision,
+                prompt_vec=prompt_vec,
+                **({"params": request.landing_params} if request.landing_params is not None else {}),
             )
         start = result.landing.node_start
         if start is None or result.landing.abstained or snapshot.node(start).type == "OutOfScope":
@@ -194,8 +202,19 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 outcome = _out_of_scope(snapshot, result.landing, decision, node_id=target)
             elif node.type == "Clarify":
                 outcome = Outcome(kind=OutcomeKind.CLARIFY, answer=node.chunk)
-            elif node.type == "MemoryWrite":
-                outcome = Outcome(kind=OutcomeKind.MEMORY, answer=node.chunk)
+            elif node.type in MEMORY_TYPES:  # imported here only: the memory step stays off the hot path
+                from memory.online import memory_outcome
+
+                outcome = memory_outcome(
+                    snapshot=snapshot,
+                    node=node,
+                    envelope=envelope,
+                    decision=decision,
+                    weaver=result.weaver,
+                    landing=result.landing,
+                    prompt_vec=prompt_vec,
+                    request=request,
+                )
             else:
                 outcome = info.answer_info(
                     snapshot=snapshot,
@@ -204,6 +223,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                     decision=decision,
                     weaver=result.weaver,
                     prompt_vec=prompt_vec,
+                    **_active_check_boost(snapshot, target),
                 )
         with _step(result, "postcheck"):
             answer, reasons = policy_manager.postcheck(decision, outcome.answer, runtime)
@@ -216,6 +236,13 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
         return result
     finally:
         result.timings_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
+
+
+def _active_check_boost(snapshot: Any, node_id: str) -> dict[str, float]:
+    """§3.4.3: the offline loop raises the active-check rate of critical zones dominated by weak signals
+    (the release's ``active_check_boost`` document, see ``review.boost``)."""
+    rate = (snapshot.documents.get("active_check_boost") or {}).get(node_id)
+    return {"sample_rate": float(rate)} if rate else {}
 
 
 def _with_answer(outcome: Outcome, answer: str) -> Outcome:

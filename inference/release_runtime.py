@@ -5,6 +5,11 @@ served from that release (``runtime_for`` caches it by project, release id and c
 snapshot it is read-only: nothing in a request changes it, so the graph — and the taxonomy, the
 policies and the indexes — stay fixed during the request.
 
+A release published with a fine-tuned encoder (``inference.encoder_finetune``) carries its checksum:
+``encoder`` is then that encoder — shared per process by checksum, loaded lazily once — and the
+prompt of every request is embedded once with it (the release's label and node vectors were computed
+with it at publication). Otherwise ``encoder`` is the platform embedder.
+
 To add a precomputed part for another step, add a field (with a default when it is optional) and
 compute it in ``build`` from ``snapshot.documents`` or the snapshot's arrays.
 """
@@ -18,11 +23,16 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
+from ontology.domain import NodeType
+from ontology.graph_arrays import NODE_TYPE_CODE
 from ontology.snapshot import GraphSnapshot
 from taxonomy.validator import LabelRecord, TaxonomyView, pair_key
 
 from .contracts import PolicyConstraints
-from .envelope import language_detector_warm_up
+from .encoder_finetune import encoder_for_documents
+from .envelope import language_detector_warm_up, normalized_for_matching
 from .lexical import LexicalIndex
 from .policy_manager import (
     DEFAULT_OFF_DOMAIN_MARKERS,
@@ -31,6 +41,7 @@ from .policy_manager import (
     CompiledPolicy,
     ScopeGuard,
     compile_policy,
+    term_regex,
 )
 
 RUNTIME_CACHE_SIZE = 32
@@ -74,6 +85,9 @@ class ReleaseRuntime:
     policies: Mapping[str, CompiledPolicy]
     scope_guard: ScopeGuard
     lexical: LexicalIndex
+    # the release's text encoder: its fine-tuned MiniLM (loaded on first use) or the platform embedder;
+    # every vector of a request (label top-K, classifier, S_sem, Info retrieval) comes from it
+    encoder: Any = None
 
     @classmethod
     def build(
@@ -111,8 +125,11 @@ class ReleaseRuntime:
             typologies=MappingProxyType(typologies),
             default_typology=default_typology,
             policies=MappingProxyType(policies),
-            scope_guard=ScopeGuard.build(domain_texts, off_domain_markers),
+            scope_guard=ScopeGuard.build(
+                domain_texts, _markers_not_in_examples(snapshot, labels, off_domain_markers)
+            ),
             lexical=LexicalIndex.build(labels, indexed),
+            encoder=encoder_for_documents(documents),
         )
 
     def policy(self, policy_key: str | None) -> CompiledPolicy:
@@ -128,6 +145,35 @@ class ReleaseRuntime:
                 raise KeyError("a release with roles needs a role to pick a policy")
             return UNGOVERNED_POLICY
         return self.policies[self.roles[role_key].policy]
+
+
+def _markers_not_in_examples(
+    snapshot: GraphSnapshot, labels: Mapping[str, Mapping[str, Any]], markers: Iterable[str]
+) -> list[str]:
+    """The off-domain markers minus those the validated examples of in-scope labels use.
+
+    A curator who validated "did my vacation get approved" as an example of a label says "vacation"
+    is this domain's business, so the scope guard must not refocus it. Labels whose nodes are all
+    OutOfScope nodes (a pack's "Out of scope" examples) teach the opposite and are left out.
+    """
+    out_of_scope = NODE_TYPE_CODE[NodeType.OUT_OF_SCOPE]
+    routed_out = {
+        label_id
+        for label_id, positions in snapshot.label_nodes.items()
+        if len(positions) and bool(np.all(snapshot.node_type[positions] == out_of_scope))
+    }
+    corpus = "\n".join(
+        normalized_for_matching(example)
+        for label_id, label in labels.items()
+        if label.get("status") == "ACTIVE" and label_id not in routed_out
+        for example in label.get("examples", [])
+    )
+    kept = []
+    for marker in markers:
+        pattern = term_regex([marker])
+        if pattern is None or not corpus or pattern.search(corpus) is None:
+            kept.append(marker)
+    return kept
 
 
 def _label_domain_texts(label: Mapping[str, Any]) -> list[str]:

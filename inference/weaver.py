@@ -49,6 +49,19 @@ class WeaverIndex:
     parents: dict[str, str | None]
 
 
+def top_indices(values: np.ndarray, k: int) -> np.ndarray:
+    """The indices of the ``k`` largest values, best first, ties by index — the same as
+    ``np.argsort(-values, kind="stable")[:k]`` in O(n) rather than O(n log n): a request ranks every
+    label of the release twice (label index and classifier), thousands on a large taxonomy."""
+    n = values.shape[0]
+    if k >= n or n <= 256:
+        return np.argsort(-values, kind="stable")[:k]
+    negated = -values
+    kth = np.partition(negated, k - 1)[k - 1]
+    candidates = np.flatnonzero(negated <= kth)  # the k best and every tie of the k-th, by index
+    return candidates[np.argsort(negated[candidates], kind="stable")][:k]
+
+
 def weave(
     *,
     index: WeaverIndex,
@@ -60,7 +73,7 @@ def weave(
 ) -> WeaverResult:
     flags: set[Flag] = set()
     cosines = index.label_vectors @ prompt_vec if len(index.label_ids) else np.zeros(0)
-    order = np.argsort(-cosines, kind="stable")[: params.top_k]
+    order = top_indices(cosines, params.top_k)
     top_k = tuple((index.label_ids[i], round(float(cosines[i]), 4)) for i in order)
     active_top = [
         (lid, c) for (lid, c), i in zip(top_k, order, strict=True) if index.label_status[i] == "ACTIVE"
@@ -82,7 +95,7 @@ def weave(
     oos_p = 0.0
     if index.classifier is not None:
         probs = index.classifier.probabilities(prompt_vec)
-        ranked = np.argsort(-probs, kind="stable")[:5]
+        ranked = top_indices(probs, 5)
         classifier_top = tuple((index.classifier.classes[i], round(float(probs[i]), 4)) for i in ranked)
         in_scope = [(c, p) for c, p in classifier_top if c != OOS_CLASS]
         oos_p = next((p for c, p in classifier_top if c == OOS_CLASS), 0.0)

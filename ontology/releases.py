@@ -96,6 +96,20 @@ PUBLISH_HOOKS: list[PublishHook] = []
 each gets the release documents and the embedder and returns extra matrices and documents to freeze.
 Apps register them in ``AppConfig.ready`` so the ontology app never imports them."""
 
+EncoderHook = Callable[[dict[str, Any], Any], "tuple[Any, dict[str, Any]] | None"]
+ENCODER_HOOKS: list[EncoderHook] = []
+"""Steps that may give a release its own text encoder (the inference app fine-tunes MiniLM on the
+validated label examples when there are enough): each gets the release documents and the platform
+embedder and returns ``None`` or ``(encoder, documents to freeze)``. The first encoder returned embeds
+the release's nodes and labels (precomputed ``node_embeddings`` are then ignored: they live in the
+platform embedder's space) and is the embedder the ``PUBLISH_HOOKS`` receive."""
+
+GraphHook = Callable[[GraphArrays, dict[str, Any], Any], tuple[dict[str, np.ndarray], dict[str, Any]]]
+GRAPH_HOOKS: list[GraphHook] = []
+"""Publish steps that also read the frozen graph columns (the inference app embeds the sentences of the
+content nodes' chunks for ARG-Info, so that no serving process has to): each gets the graph arrays, the
+release documents and the release's embedder, and returns extra matrices and documents to freeze."""
+
 
 @dataclass(frozen=True)
 class PublishOptions:
@@ -130,6 +144,15 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
 
     embedder = get_embedder()
     node_vectors = options.node_embeddings
+    for encoder_hook in ENCODER_HOOKS:
+        found = encoder_hook(documents, embedder)
+        if found is not None:
+            embedder, encoder_documents = found
+            documents.update(encoder_documents)
+            node_vectors = None
+            break
+    timings["encoder_s"] = time.perf_counter() - t
+    t = time.perf_counter()
     if node_vectors is None:
         node_vectors = (
             embedder.embed(node_texts(arrays)) if arrays.node_count else np.zeros((0, embedder.dim))
@@ -162,6 +185,12 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
         matrices.update(extra_matrices)
         documents.update(extra_documents)
     timings["hooks_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    for graph_hook in GRAPH_HOOKS:
+        extra_matrices, extra_documents = graph_hook(arrays, documents, embedder)
+        matrices.update(extra_matrices)
+        documents.update(extra_documents)
+    timings["graph_hooks_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
     members = bundle_members(arrays=arrays, matrices=matrices, documents=documents)

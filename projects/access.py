@@ -19,15 +19,16 @@ class Capability(enum.StrEnum):
     PUBLISH = "publish"  # publish / roll back releases
     ADMIN = "admin"  # memberships, tokens
     INFER = "infer"  # call the inference API
+    MEMORY = "memory"  # read and write episodic memory through the API
 
 
 CLIENT = "client"
 
 CAPABILITIES: dict[str, frozenset[Capability]] = {
     PlatformRole.ADMIN: frozenset(Capability),
-    PlatformRole.EXPERT: frozenset({Capability.READ, Capability.CURATE, Capability.INFER}),
-    PlatformRole.REVIEWER: frozenset({Capability.READ, Capability.REVIEW, Capability.INFER}),
-    CLIENT: frozenset({Capability.READ, Capability.INFER}),
+    PlatformRole.EXPERT: frozenset({Capability.READ, Capability.CURATE, Capability.INFER, Capability.MEMORY}),
+    PlatformRole.REVIEWER: frozenset({Capability.READ, Capability.REVIEW, Capability.INFER, Capability.MEMORY}),
+    CLIENT: frozenset({Capability.READ, Capability.INFER, Capability.MEMORY}),
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -81,6 +81,36 @@ def api_token_revoke(*, token: ApiToken) -> ApiToken:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
     return token
+
+
+@transaction.atomic
+def api_token_rotate(
+    *, token: ApiToken, grace: timedelta | None = None, expires_at: datetime | None = None
+) -> tuple[ApiToken, str]:
+    """Replace ``token`` by a new one with the same project, name, policy role and user.
+
+    The old token stops working at once, or at the end of ``grace`` (so that clients can switch over);
+    it keeps its row, renamed ``<name>~<prefix>``, for the logs that name it. Returns the new token and
+    its key (shown once).
+    """
+    token = ApiToken.objects.select_for_update().get(pk=token.pk)
+    if token.revoked_at is not None:
+        raise RuleViolation(Violation("token.revoked", "a revoked token cannot be rotated", field="token"))
+    name = token.name
+    now = timezone.now()
+    token.name = f"{name[: 100 - len(token.prefix) - 1]}~{token.prefix}"
+    if grace:
+        token.expires_at = min(token.expires_at or now + grace, now + grace)
+    else:
+        token.revoked_at = now
+    token.save(update_fields=["name", "expires_at", "revoked_at"])
+    return api_token_create(
+        project=token.project,
+        name=name,
+        role=token.role,
+        user=token.user,
+        expires_at=expires_at,
+    )
 
 
 def api_token_authenticate(*, key: str) -> ApiToken | None:

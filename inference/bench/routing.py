@@ -1,10 +1,12 @@
 """The routing benchmark (EVALUATION.md): the project's pipeline beside four baselines, same run.
 
 Protocol: TRAIN builds the knowledge pack (``routing_pack``), imported through the platform's own
-import path and published as a release; thresholds — the pipeline's Context Weaver OOD threshold and
-each baseline's abstention threshold — are chosen on VAL only (maximising in-scope accuracy + OOS
-recall); EVAL is only measured. The pipeline run is ``inference.pipeline.run_inference``, the code the
-API runs. Baselines on the same frozen embeddings: 1-NN cosine, class centroid, logistic regression
+import path and published as a release (which fine-tunes the release encoder when TRAIN is large
+enough, then trains the distilled classifier); thresholds — the pipeline's Context Weaver OOD
+threshold and each baseline's abstention threshold — are chosen on VAL only, by one rule for every
+method (``calibrate``: the best VAL in-scope accuracy with VAL OOS recall ≥ 0.76); EVAL is only
+measured. The pipeline run is ``inference.pipeline.run_inference``, the code the API runs. Baselines
+on the platform's frozen all-MiniLM-L6-v2 embeddings: 1-NN cosine, class centroid, logistic regression
 (softmax, ``oos`` as a class when TRAIN has oos examples), BM25 top-1.
 """
 
@@ -38,20 +40,37 @@ def score(gold: Sequence[str], predicted: Sequence[str]) -> Scores:
     return Scores(in_acc * 100, recall * 100, precision * 100)
 
 
-def _objective(s: Scores) -> float:
-    return s.in_scope_acc + s.oos_recall
+VAL_OOS_RECALL = 0.76  # the threshold rule's recall floor on VAL (docs/research/label-classifier.md)
 
 
-def calibrate(confidence: np.ndarray, best: Sequence[str], gold: Sequence[str]) -> float:
-    """The abstention threshold on VAL: predict ``oos`` below it; maximises in-scope acc + OOS recall."""
-    candidates = np.unique(np.round(confidence, 4))
-    best_t, best_v = -np.inf, -np.inf
-    for t in np.concatenate([[-np.inf], candidates]):
-        pred = [OOS if c < t else b for c, b in zip(confidence, best, strict=True)]
-        v = _objective(score(gold, pred))
-        if v > best_v:
-            best_t, best_v = float(t), v
-    return best_t
+def calibrate(
+    confidence: np.ndarray,
+    best: Sequence[str],
+    gold: Sequence[str],
+    *,
+    min_oos_recall: float = VAL_OOS_RECALL,
+) -> float:
+    """The abstention threshold on VAL: predict ``oos`` below it.
+
+    The rule: the best VAL in-scope accuracy among the thresholds whose VAL OOS recall is at least
+    ``min_oos_recall`` (ties → the higher recall, then the lower threshold); when none reaches it, the
+    highest recall (then the best in-scope accuracy). Every method of the benchmark uses this rule.
+    """
+    conf = np.asarray(confidence, dtype=np.float64)
+    gold_a, best_a = np.array(gold), np.array(best)
+    ins, oos = gold_a != OOS, gold_a == OOS
+    right = best_a == gold_a  # correct when not abstaining (in scope) …
+    said_oos = best_a == OOS  # … and out of scope whatever the threshold
+    candidates = np.concatenate([[-np.inf], np.unique(np.round(conf, 4))])
+    below = conf[None, :] < candidates[:, None]  # (thresholds, items): abstains
+    in_acc = (right[None, ins] & ~below[:, ins]).mean(axis=1) if ins.any() else np.zeros(len(candidates))
+    recall = (below[:, oos] | said_oos[None, oos]).mean(axis=1) if oos.any() else np.zeros(len(candidates))
+    ok = recall >= min_oos_recall - 1e-12
+    if ok.any():
+        keys = np.lexsort((candidates, -recall, -np.where(ok, in_acc, -1.0)))
+    else:
+        keys = np.lexsort((candidates, -in_acc, -recall))
+    return float(candidates[keys[0]])
 
 
 def apply_threshold(confidence: np.ndarray, best: Sequence[str], threshold: float) -> list[str]:
@@ -139,6 +158,7 @@ def run_pipeline(
     node_to_intent: dict[str, str],
     *,
     weaver_params: object | None = None,
+    landing_params: object | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> PipelineRun:
     """The API's own pipeline over every text (no HTTP): landing node → intent, or abstention."""
@@ -155,6 +175,7 @@ def run_pipeline(
                 prompt=text,
                 context=RequestContext(),
                 weaver_params=weaver_params,
+                landing_params=landing_params,
             )
         )
         lat.append((time.perf_counter() - started) * 1000)

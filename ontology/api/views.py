@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arg_platform.errors import Forbidden, RuleViolation, Violation
+from arg_platform.pagination import MAX_OFFSET
 from ontology import graph_read, releases, services
 from ontology.selectors import release_list
 from ontology.store.port import AliasData, EdgeData, NodeData, ParameterSpec
@@ -75,7 +76,9 @@ class NodeListView(GraphReadMixin, APIView):
     def get(self, request: Request, project: str) -> Response:
         q = request.query_params
         try:
-            offset, limit = max(int(q.get("offset", 0)), 0), min(max(int(q.get("limit", 50)), 1), 500)
+            # offset bounded: beyond 64 bits the database raised OverflowError (a 500 the API fuzzer found)
+            offset = min(max(int(q.get("offset", 0)), 0), MAX_OFFSET)
+            limit = min(max(int(q.get("limit", 50)), 1), 500)
         except ValueError as exc:
             raise RuleViolation(
                 Violation("api.paging", "offset and limit must be integers", "limit")

@@ -112,12 +112,20 @@ def _edge(record: Any) -> EdgeData:
 class Neo4jGraphStore:
     backend = "neo4j"
 
-    def __init__(self, *, uri: str, user: str, password: str, database: str) -> None:
+    def __init__(
+        self, *, uri: str, user: str, password: str, database: str, max_retry_s: float = 3.0
+    ) -> None:
         from neo4j import GraphDatabase
 
         self.database = database
+        # max_transaction_retry_time: the driver's default (30 s) would hold a web request that long
+        # while Neo4j is down; a few seconds, then ServiceUnavailable → 503 (arg_platform.unavailable).
         self.driver: Any = GraphDatabase.driver(
-            uri, auth=(user, password), connection_timeout=5, max_connection_lifetime=3600
+            uri,
+            auth=(user, password),
+            connection_timeout=5,
+            max_connection_lifetime=3600,
+            max_transaction_retry_time=max_retry_s,
         )
 
     @classmethod
@@ -127,6 +135,7 @@ class Neo4jGraphStore:
             user=settings.NEO4J_USER,
             password=settings.NEO4J_PASSWORD,
             database=settings.NEO4J_DATABASE,
+            max_retry_s=settings.NEO4J_MAX_RETRY_S,
         )
 
     def health(self) -> StoreHealth:

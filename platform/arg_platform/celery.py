@@ -9,6 +9,7 @@ again in the worker, so log lines of both sides share it.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from celery import Celery, signals
@@ -20,6 +21,17 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+@signals.setup_logging.connect
+def _use_the_platform_logging(**_: Any) -> None:
+    """Workers and beat log like the web processes (settings.LOGGING: JSON in production, with the
+    request id on every line) instead of Celery replacing the root logger with its own format."""
+    from logging.config import dictConfig
+
+    from django.conf import settings
+
+    dictConfig(settings.LOGGING)
+
+
 @signals.before_task_publish.connect
 def _propagate_request_id(headers: dict[str, Any] | None = None, **_: Any) -> None:
     from .request_id import get_request_id
@@ -29,16 +41,28 @@ def _propagate_request_id(headers: dict[str, Any] | None = None, **_: Any) -> No
         headers.setdefault("request_id", request_id)
 
 
+_task_started: dict[str, float] = {}
+
+
 @signals.task_prerun.connect
-def _adopt_request_id(task: Any = None, **_: Any) -> None:
+def _adopt_request_id(task: Any = None, task_id: str | None = None, **_: Any) -> None:
     from .request_id import set_request_id
 
     request_id = getattr(task.request, "request_id", None) if task is not None else None
     set_request_id(request_id or f"task-{getattr(task.request, 'id', '')}")
+    if task_id:
+        _task_started[task_id] = time.perf_counter()
 
 
 @signals.task_postrun.connect
-def _clear_request_id(**_: Any) -> None:
+def _clear_request_id(task: Any = None, task_id: str | None = None, state: str | None = None, **_: Any) -> None:
     from .request_id import set_request_id
 
     set_request_id(None)
+    started = _task_started.pop(task_id or "", None)
+    if started is not None:
+        from .metrics import task_observe
+
+        task_observe(
+            task=getattr(task, "name", "unknown"), state=state or "UNKNOWN", seconds=time.perf_counter() - started
+        )

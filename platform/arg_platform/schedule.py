@@ -7,6 +7,13 @@ from typing import Any
 
 def beat_schedule(*, nightly_hour_utc: int) -> dict[str, dict[str, Any]]:
     """Periodic tasks: the worker heartbeat now; the nightly offline loop joins here at ``nightly_hour_utc``."""
+    from celery.schedules import crontab
+
     return {
         "platform-heartbeat": {"task": "platform.heartbeat", "schedule": 60.0},
+        # offline loop (review.tasks): consolidation, candidates, replay, bins, auto-commit — one run per project
+        "review-offline-nightly": {
+            "task": "review.offline_nightly",
+            "schedule": crontab(hour=nightly_hour_utc, minute=0),
+        },
     }

@@ -21,6 +21,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .env import env_bool, env_int, env_list, env_str
 from .schedule import beat_schedule
+from .throttling import rate_parse
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -73,6 +74,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "arg_platform.request_id.RequestIdMiddleware",
+    "arg_platform.metrics.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -82,6 +84,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "arg_platform.unavailable.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "arg_platform.urls"
@@ -110,7 +113,7 @@ DATABASES = {
             "DATABASE_URL", f"sqlite:///{DATA_DIR / 'arg.sqlite3'}", doc="database URL (SQLite or Postgres)"
         ),
         conn_max_age=env_int(
-            "ARG_DB_CONN_MAX_AGE", 60 if PRODUCTION else 0, doc="persistent DB connections (s)"
+            "ARG_DB_CONN_MAX_AGE", 60, doc="persistent DB connections (s); 0 = a new connection per request"
         ),
     )
 }
@@ -121,7 +124,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-db.sqlite3")}
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].update(
-        {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+        {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            # synchronous=NORMAL: in WAL mode a commit no longer waits for fsync (every request commits
+            # its InferenceLog row); the database stays consistent, and a power cut can lose at most
+            # the last commits — SQLite's recommended setting for WAL.
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -164,8 +174,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "arg_platform.api.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "arg_platform.pagination.LimitOffsetPagination",  # bounded limit/offset
     "PAGE_SIZE": 100,
+    "DEFAULT_THROTTLE_CLASSES": ["arg_platform.throttling.TokenRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ARG knowledge platform API",
@@ -181,6 +192,8 @@ SPECTACULAR_SETTINGS = {
         "NodeStatusEnum": "ontology.domain.NODE_STATUS_CHOICES",
         "NodeTypeEnum": "ontology.domain.NODE_TYPE_CHOICES",
         "EdgeTypeEnum": "ontology.domain.EDGE_TYPE_CHOICES",
+        "ProposalKindEnum": "review.models.ProposalKind.choices",
+        "ProposalStatusEnum": "review.models.ProposalStatus.choices",
     },
 }
 
@@ -192,6 +205,9 @@ NEO4J_URI = env_str("NEO4J_URI", "", doc="bolt/neo4j URI, e.g. neo4j://neo4j:768
 NEO4J_USER = env_str("NEO4J_USER", "neo4j", doc="Neo4j user")
 NEO4J_PASSWORD = env_str("NEO4J_PASSWORD", "", doc="Neo4j password")
 NEO4J_DATABASE = env_str("NEO4J_DATABASE", "neo4j", doc="Neo4j database name")
+NEO4J_MAX_RETRY_S = env_int(
+    "NEO4J_MAX_RETRY_S", 3, doc="how long a graph store call retries an unreachable Neo4j before a 503 (s)"
+)
 if GRAPH_BACKEND == "neo4j" and not NEO4J_URI:
     raise ImproperlyConfigured("NEO4J_URI must be set when ARG_GRAPH_BACKEND=neo4j")
 
@@ -233,21 +249,112 @@ CELERY_TIMEZONE = "UTC"
 NIGHTLY_HOUR_UTC = env_int("ARG_NIGHTLY_HOUR_UTC", 2, doc="hour (UTC) of the nightly offline loop")
 CELERY_BEAT_SCHEDULE = beat_schedule(nightly_hour_utc=NIGHTLY_HOUR_UTC)
 
+# The offline refinement loop (ARG §3 steps A–E): every threshold and weight it uses, read through
+# review.params.loop_params(). Scores are shares of the replayed interactions (a gain of 0.05 = five
+# points). Auto-commit needs HIGH_CONF *and* a confirmed gain or enough active-check coverage (§3.4.1).
+OFFLINE_LOOP: dict[str, object] = {
+    "window_days": 7,  # logs the night reads
+    "max_logs": 200_000,  # most recent logs kept when the window holds more
+    "seed": 7,  # samples, clustering and replay draws
+    "reuse_proxy_s": 0,  # > 0: "immediate reuse of a related action" confirms an Info answer (§3.1.1)
+    "generators": ["split", "merge", "detour", "coactivation", "reinforce", "child_label", "promote", "memory"],
+    "split": {
+        "min_landings": 40, "max_prompts": 300, "max_children": 3, "min_share": 0.2,
+        "min_silhouette": 0.12, "max_centroid_cosine": 0.8, "label_weight": 0.3, "outcome_weight": 0.15,
+        "shared_sentence_margin": 0.03,
+    },
+    "merge": {
+        "min_content_cosine": 0.9, "max_pairs": 200, "max_prompts": 200, "min_landings": 5,
+        "min_usage_cosine": 0.8, "min_competitions": 10, "fgw_alpha": 0.5, "fgw_epsilon": 0.2,
+    },
+    "edges": {
+        "min_detour_support": 15, "min_detour_share": 0.2, "min_sources": 3, "new_edge_weight": 0.7,
+        "followup_s": 300, "min_coactivation_support": 25,
+        "z_low": -0.5, "z_weak": 0.1, "temperature": 1.0, "learning_rate": 0.1, "discount": 1.0,
+        "damping": 0.3, "decay": 0.01, "epochs": 3, "min_node_episodes": 15, "min_edge_support": 10,
+        "min_strong_support": 5,
+        "min_weight_delta": 0.15,
+    },
+    "labels": {
+        "max_prompts": 2000, "min_support": 12, "min_wordings": 3, "min_sources": 3, "cluster_cosine": 0.6,
+        "max_examples": 8, "sibling_cosine": 0.9, "attach_cosine": 0.35, "min_shadow_support": 10,
+    },
+    "memory": {
+        "min_recurrence": 5, "min_sources": 3, "min_segments": 2, "max_segment_share": 0.8,
+        "weak_weight": 0.25, "min_weighted_support": 3.0, "max_uncertain_share": 0.6,
+        "infounit_cosine": 0.85, "node_cosine": 0.85, "attach_cosine": 0.4,
+    },
+    "replay": {"zone_sample": 200, "control_sample": 100, "knn_k": 7, "knn_min": 3, "knn_cosine": 0.6},
+    "score": {
+        "a_confirmed": 1.0, "b_uncertain": 0.3, "c_lowconf": 0.7, "kappa_silence": 0.3,
+        "action_weight": 1.0, "fit_weight": 0.5, "ambiguity_weight": 0.3, "path_weight": 0.2,
+        "lambda_complexity": 0.02, "mu_taxonomy": 1.0, "nu_security": 2.0,
+    },
+    "gedig": {
+        "lam": 1.0, "gamma": 1.0, "c_max": 20.0, "max_hops": 3, "temperature": 0.1,
+        "theta_ag": 0.3, "theta_dg": 0.0,
+    },
+    "bins": {
+        "high_score": 0.08, "mid_score": 0.01, "min_confirmed_gain": 0.03, "min_coverage": 0.3,
+        "max_uncertain_share": 0.5, "min_zone_interactions": 20,
+        "autocommit_kinds": ["EDGE_ADD", "EDGE_WEIGHT", "EDGE_INHIBIT", "MERGE", "LABEL_PROMOTE"],
+        "critical_clusters": [], "boost_uncertain_share": 0.6, "boost_active_check_rate": 0.3,
+        "silent_samples": 20,
+    },
+}
+
 # --- Models and the optional LLM ------------------------------------------------------------------
 EMBEDDER_BATCH_SIZE = env_int("ARG_EMBEDDER_BATCH_SIZE", 64, doc="sentences per embedding batch")
 EMBEDDER_CACHE_SIZE = env_int(
     "ARG_EMBEDDER_CACHE_SIZE", 50_000, doc="embeddings kept in the content-hash cache"
 )
+CLASSIFIER_FINETUNE = env_str(
+    "ARG_CLASSIFIER_FINETUNE",
+    "auto",
+    doc="fine-tune the release encoder on the label examples at publication: auto | on | off",
+)
+CLASSIFIER_FINETUNE_MIN_EXAMPLES = env_int(
+    "ARG_CLASSIFIER_FINETUNE_MIN_EXAMPLES", 2000, doc="auto: fine-tune from this many validated examples"
+)
+CLASSIFIER_FINETUNE_MIN_PER_LABEL = env_int(
+    "ARG_CLASSIFIER_FINETUNE_MIN_PER_LABEL", 20, doc="auto: … and at least this many per label on average"
+)
+CLASSIFIER_FINETUNE_EPOCHS = env_int("ARG_CLASSIFIER_FINETUNE_EPOCHS", 3, doc="fine-tuning epochs")
 LLM_URL = env_str("ARG_LLM_URL", "", doc="OpenAI-compatible endpoint; empty = no LLM (extractive answers)")
 LLM_MODEL = env_str("ARG_LLM_MODEL", "", doc="model name sent to the LLM endpoint")
 LLM_API_KEY = env_str("ARG_LLM_API_KEY", "", doc="bearer token for the LLM endpoint")
 LLM_TIMEOUT_S = env_int("ARG_LLM_TIMEOUT_S", 20, doc="LLM request timeout (s)")
+
+# --- Memory (memory/: episodic memory, Info Registry, Memory Guard) -------------------------------
+MEMORY_LABEL_SIGNATURE = env_str(
+    "ARG_MEMORY_LABEL_SIGNATURE", "primary", doc="LabelSignature of an InfoKey: primary | set (of LabelIDs)"
+)
+if MEMORY_LABEL_SIGNATURE not in {"primary", "set"}:
+    raise ImproperlyConfigured(f"ARG_MEMORY_LABEL_SIGNATURE={MEMORY_LABEL_SIGNATURE!r}: use 'primary' or 'set'")
+MEMORY_LLM_COMPARE = env_bool(
+    "ARG_MEMORY_LLM_COMPARE", False, doc="ask the LLM SAME/DIFFERENT/UNSURE on grey-zone memory merges"
+)
+MEMORY_PHONE_REGIONS = env_list(
+    "ARG_MEMORY_PHONE_REGIONS", ["US", "GB", "FR", "DE"], doc="regions of phone numbers written without +"
+)
+MEMORY_MAX_FACT_CHARS = env_int("ARG_MEMORY_MAX_FACT_CHARS", 2000, doc="longest memorizable fact (characters)")
+if not 1 <= MEMORY_MAX_FACT_CHARS <= 4000:
+    raise ImproperlyConfigured("ARG_MEMORY_MAX_FACT_CHARS must be between 1 and 4000")
 ACTION_TIMEOUT_S = env_int("ARG_ACTION_TIMEOUT_S", 5, doc="action webhook timeout (s)")
 ACTION_HANDLER_MODULES = env_list(
     "ARG_ACTION_HANDLER_MODULES",
     ["inference.demo_handlers"],
     doc="modules imported to register Python action handlers",
 )
+
+# --- Review notifications -------------------------------------------------------------------------
+REVIEW_WEBHOOK_URL = env_str(
+    "ARG_REVIEW_WEBHOOK_URL", "", doc="URL POSTed a JSON summary when proposals await review (empty = off)"
+)
+REVIEW_EMAIL = env_bool("ARG_REVIEW_EMAIL", False, doc="email reviewers when proposals await review")
+EMAIL_HOST = env_str("ARG_EMAIL_HOST", "localhost", doc="SMTP host for review emails")
+EMAIL_PORT = env_int("ARG_EMAIL_PORT", 25, doc="SMTP port for review emails")
+DEFAULT_FROM_EMAIL = env_str("ARG_EMAIL_FROM", "arg@localhost", doc="sender of review emails")
 
 # --- Logging --------------------------------------------------------------------------------------
 LOG_FORMAT = env_str("ARG_LOG_FORMAT", "json" if PRODUCTION else "text", doc="json | text")
@@ -269,6 +376,49 @@ LOGGING = {
         "celery": {"level": "INFO"},
     },
 }
+
+# --- Metrics, cache, rate limits --------------------------------------------------------------------
+# prometheus_client multiprocess mode: every gunicorn worker and Celery process writes its samples to
+# files in this folder and GET /metrics adds them up. It must be in the environment before
+# prometheus_client is first imported (arg_platform.metrics), hence here.
+PROMETHEUS_MULTIPROC_DIR = Path(
+    env_str(
+        "PROMETHEUS_MULTIPROC_DIR",
+        str(DATA_DIR / "prometheus"),
+        doc="folder of the per-process metric files (shared by web and worker)",
+    )
+)
+PROMETHEUS_MULTIPROC_DIR.mkdir(parents=True, exist_ok=True)
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(PROMETHEUS_MULTIPROC_DIR)
+METRICS_TOKEN = env_str(
+    "ARG_METRICS_TOKEN", "", doc="bearer secret of GET /metrics for Prometheus (empty: staff sessions only)"
+)
+if PRODUCTION and METRICS_TOKEN and len(METRICS_TOKEN) < 32:
+    raise ImproperlyConfigured("ARG_METRICS_TOKEN must be at least 32 characters")
+
+# The cache holds the rate-limit counters, so every process must share it: files under ARG_DATA_DIR
+# (embedded: gunicorn workers and CLI on one host) or Redis (production).
+_cache_url = env_str("ARG_CACHE_URL", "", doc="redis://… in production; empty = file cache under ARG_DATA_DIR")
+if _cache_url.startswith(("redis://", "rediss://")):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
+elif not _cache_url:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(DATA_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 20_000},
+        }
+    }
+else:
+    raise ImproperlyConfigured(f"ARG_CACHE_URL={_cache_url!r}: use redis://… or leave it empty")
+
+RATE_LIMITS = {
+    "infer": env_str("ARG_RATE_LIMIT_INFER", "3000/min", doc="per-token budget of POST /api/v1/infer"),
+    "feedback": env_str("ARG_RATE_LIMIT_FEEDBACK", "3000/min", doc="per-token budget of POST /api/v1/feedback"),
+    "api": env_str("ARG_RATE_LIMIT_API", "600/min", doc="per-token budget of every other API endpoint"),
+}
+for _scope, _rate in RATE_LIMITS.items():
+    rate_parse(_rate, name=f"ARG_RATE_LIMIT_{_scope.upper()}")  # a malformed rate stops the start-up
 
 # --- Security (production) ------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True

@@ -32,6 +32,8 @@ def embedded_children(*, host: str, port: int, web_workers: int) -> list[ChildSp
             (
                 os.path.join(bindir, "gunicorn"),
                 "arg_platform.wsgi:application",
+                "--config",
+                "python:arg_platform.gunicorn_conf",  # one torch thread per worker
                 "--bind",
                 f"{host}:{port}",
                 "--workers",

@@ -5,10 +5,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import views
+from . import observability, views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", observability.metrics_view, name="metrics"),
     path("", views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -18,7 +19,13 @@ urlpatterns = [
     path("api/v1/", include("taxonomy.api.urls")),
     path("api/v1/", include("ontology.api.urls")),
     path("api/v1/", include("inference.api.urls")),
+    path("api/v1/", include("memory.api.urls")),
+    path("api/v1/", include("review.api.urls")),
     path("p/<slug:project>/graph/", include("ontology.urls")),
     path("p/<slug:project>/traces/", include("inference.urls")),
+    path("p/<slug:project>/memory/", include("memory.urls")),
+    path("p/<slug:project>/review/", include("review.urls")),
+    path("p/<slug:project>/metrics/", include("review.metrics_urls")),
+    path("p/<slug:project>/dashboard/", observability.dashboard, name="dashboard"),
     path("p/<slug:project>/", include("taxonomy.urls")),
 ]

@@ -21,6 +21,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(report_as_json(ok, results), status=200 if ok else 503)
 
 
+@require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     projects = project_list_for_user(user=request.user)

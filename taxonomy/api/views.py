@@ -166,7 +166,8 @@ class IncompatibilityViewSet(ProjectScopedMixin, mixins.ListModelMixin, viewsets
         return Response(s.IncompatibilitySerializer(inc).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request: Request, project: str, pk: str) -> Response:
-        inc = self.get_queryset().filter(pk=pk).first()
+        # a non-numeric id is a missing one (filtering an integer key by it raises ValueError: a 500)
+        inc = self.get_queryset().filter(pk=pk).first() if pk.isascii() and pk.isdigit() else None
         if inc is None:
             raise NotFound(f"incompatibility {pk} not found")
         services.incompatibility_delete(incompatibility=inc, actor=request.user)

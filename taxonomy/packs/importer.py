@@ -40,7 +40,7 @@ from taxonomy.validator import (
     validate_typology,
 )
 
-from .reader import PackDocument
+from .reader import SECTIONS, PackDocument
 
 Progress = Callable[[str, int, int], None]
 
@@ -286,6 +286,20 @@ def pack_import(
             )
         )
     project = Project.objects.filter(slug=slug).first()
+    if project is not None:
+        # Re-importing replaces the project's knowledge: a section that is absent (a file cut short, a
+        # truncated upload) would silently empty it. Emptiness must be written (`nodes: []`).
+        missing = [name for name in SECTIONS if name not in doc.data]
+        if missing:
+            raise RuleViolation(
+                Violation(
+                    "pack.section_missing",
+                    f"{doc.source}: sections {', '.join(missing)} are missing (a truncated file?); "
+                    f"re-importing would empty them in project {slug} — write e.g. `{missing[0]}: []` "
+                    "to mean none",
+                    location=doc.source,
+                )
+            )
     progress("validate", 0, 1)
     violations = pack_validate(doc, project=project)
     if violations:

@@ -6,6 +6,7 @@ import json
 import re
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 
@@ -71,3 +72,22 @@ def test_bench_routing_prints_table_and_summary(tmp_path):
     )
     assert match, summary
     assert float(match.group(1)) >= 50.0  # three easy intents: the pipeline must route most of them
+
+
+def test_threshold_rule_is_best_val_in_scope_accuracy_above_the_recall_floor():
+    from inference.bench.routing import calibrate
+
+    gold = ["a", "a", "b", "b", "oos", "oos", "oos", "oos"]
+    best = ["a", "a", "b", "a", "a", "b", "a", "a"]
+    conf = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.85])
+    # recall ≥ 0.75 first reached at 0.6 (3 of 4 OOS abstain) with every in-scope item kept
+    assert calibrate(conf, best, gold, min_oos_recall=0.75) == 0.6
+    # 0.76 needs all four OOS below the threshold: only 0.9 does it
+    assert calibrate(conf, best, gold, min_oos_recall=0.76) == 0.9
+    # a floor nothing reaches: the highest recall, then the best in-scope accuracy
+    assert calibrate(conf, best, gold, min_oos_recall=1.01) == 0.9
+    # no floor: the best in-scope accuracy (3 of 4) with, among equals, the higher recall
+    assert calibrate(conf, best, gold, min_oos_recall=0.0) == 0.6
+    # a predicted "oos" counts as recalled whatever the threshold
+    assert calibrate(conf, [*best[:4], "oos", "oos", "oos", "a"], gold, min_oos_recall=0.76) == 0.9
+    assert calibrate(conf, [*best[:4], "oos", "oos", "oos", "oos"], gold, min_oos_recall=0.76) == -np.inf

@@ -100,7 +100,7 @@ def test_embedded_defaults_need_no_variable_at_all(tmp_path):
     assert code == 0
     assert out["engine"] == "django.db.backends.sqlite3"
     assert out["db_name"] == str(ROOT / "var" / "arg.sqlite3")
-    assert out["conn_max_age"] == 0
+    assert out["conn_max_age"] == 60
     assert out["graph_backend"] == "sql"
     assert out["neo4j_uri"] == ""
     assert out["broker"] == "filesystem://"
@@ -140,7 +140,7 @@ def test_empty_values_mean_the_defaults(tmp_path):
     assert out["broker"] == "filesystem://"
     assert out["log_format"] == "text"
     assert out["debug"] is False
-    assert out["conn_max_age"] == 0
+    assert out["conn_max_age"] == 60
     assert out["allowed_hosts"] == ["localhost", "127.0.0.1", "[::1]", "testserver"]
 
 

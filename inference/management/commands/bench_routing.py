@@ -1,10 +1,19 @@
 """``manage.py bench_routing --train T --val V --eval E [--domains D]`` — routing quality vs baselines.
 
 Each file is a JSON list of ``[text, intent]`` pairs (``"oos"`` = out of scope). ``--clinc DIR`` uses
-``DIR/clinc150_train_val.json``: TRAIN = train + oos_train; val + oos_val is split in two halves by a
-stable hash of the text (VAL for thresholds, EVAL for the figures). Prints a table and ends with
-``SUMMARY in_scope_acc=… oos_recall=… oos_precision=… p50_ms=… p95_ms=… logreg_in_scope_acc=…
-logreg_oos_recall=…``. Run it on an empty data folder: ``ARG_DATA_DIR=$(mktemp -d)``.
+``DIR/clinc150_train_val.json`` (and ``DIR/domains.json``): TRAIN = train + oos_train; val + oos_val is
+split in two halves by a stable hash of the text (first byte of its sha256 even → VAL, odd → EVAL).
+
+* TRAIN becomes a knowledge pack (one label per intent, its utterances the validated examples; the
+  ``oos`` utterances the examples of an "Out of scope" label routed to an OutOfScope node), imported and
+  published as a release — publication fine-tunes the release encoder when TRAIN is large enough
+  (``ARG_CLASSIFIER_FINETUNE``) and trains the distilled classifier.
+* VAL only chooses thresholds: for the pipeline and every baseline, the abstention threshold with the
+  best VAL in-scope accuracy among those reaching ``--val-oos-recall`` (0.76) VAL OOS recall.
+* EVAL is only measured; nothing is tuned on it.
+
+Prints a table and ends with ``SUMMARY in_scope_acc=… oos_recall=… oos_precision=… p50_ms=… p95_ms=…
+logreg_in_scope_acc=… logreg_oos_recall=…``. Run it on an empty data folder: ``ARG_DATA_DIR=$(mktemp -d)``.
 """
 
 from __future__ import annotations
@@ -37,7 +46,10 @@ def _halves(pairs: list[list[str]]) -> tuple[list[list[str]], list[list[str]]]:
 
 class Command(BaseCommand):
     help = (
-        "Routing benchmark: the ARG pipeline beside 1-NN, centroid, logistic regression and BM25 baselines."
+        "Routing benchmark: the ARG pipeline beside 1-NN, centroid, logistic regression and BM25 baselines. "
+        "TRAIN is published as a release; VAL chooses every threshold (best VAL in-scope accuracy with VAL "
+        "OOS recall >= --val-oos-recall); EVAL is only measured. --clinc DIR splits val+oos_val into VAL and "
+        "EVAL halves by the parity of the first sha256 byte of the text."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -50,11 +62,18 @@ class Command(BaseCommand):
             "--limit", type=int, default=0, help="evaluate on at most N items per split (smoke)"
         )
         parser.add_argument("--json", help="write the results to this JSON file")
+        parser.add_argument(
+            "--val-oos-recall",
+            type=float,
+            default=None,
+            help="the threshold rule's VAL OOS recall floor (default 0.76)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from arg_platform.embedder import get_embedder
         from inference.bench.routing import (
             OOS,
+            VAL_OOS_RECALL,
             apply_threshold,
             baselines,
             calibrate,
@@ -62,6 +81,7 @@ class Command(BaseCommand):
             score,
         )
         from inference.bench.routing_pack import routing_pack
+        from inference.landing import LandingParams
         from inference.weaver import WeaverParams
         from ontology.releases import release_publish
         from projects.models import Project
@@ -88,6 +108,7 @@ class Command(BaseCommand):
             domains = json.loads(Path(options["domains"]).read_text())
         if options["limit"]:
             val, evaluation = val[: options["limit"]], evaluation[: options["limit"]]
+        floor = VAL_OOS_RECALL if options.get("val_oos_recall") is None else options["val_oos_recall"]
         say = self.stderr.write
         call_command("migrate", verbosity=0)  # the benchmark runs on an empty data folder
         slug = "bench-routing"
@@ -103,9 +124,10 @@ class Command(BaseCommand):
             f"imported {len(pack['labels'])} labels, {len(pack['nodes'])} nodes in {time.perf_counter() - t0:.1f}s"
         )
         t0 = time.perf_counter()
-        say("publishing (embedding examples, training the distilled classifier) …")
+        say("publishing (fine-tuning the encoder if TRAIN is large enough, training the classifier) …")
         release = release_publish(project=project, actor=None)
-        say(f"release v{release.version} in {time.perf_counter() - t0:.1f}s {release.timings}")
+        publish_s = time.perf_counter() - t0
+        say(f"release v{release.version} in {publish_s:.1f}s {release.timings}")
         intent_of = {node: intent for intent, node in node_of.items()}
 
         def progress(label: str) -> Any:
@@ -117,15 +139,31 @@ class Command(BaseCommand):
 
         val_texts, val_gold = [t for t, _ in val], [i for _, i in val]
         ev_texts, ev_gold = [t for t, _ in evaluation], [i for _, i in evaluation]
-        # VAL: no probability threshold (the classifier's own oos class still abstains) → calibrate
+        # VAL: no probability threshold (the classifier's own oos class, the scope guard and the
+        # taxonomy validator still abstain) → calibrate the one threshold of the pipeline: the Context
+        # Weaver's OOD probability, which also takes the place of the landing's fixed safety net
         open_params = WeaverParams(ood_probability=0.0, ood_cosine=1.01, abstain_probability=0.0)
+        landing_params = LandingParams(min_confidence=0.0)
         val_run = run_pipeline(
-            project, val_texts, intent_of, weaver_params=open_params, progress=progress("val")
+            project,
+            val_texts,
+            intent_of,
+            weaver_params=open_params,
+            landing_params=landing_params,
+            progress=progress("val"),
         )
-        val_p1 = self._top_probabilities(project, val_texts)
-        threshold = calibrate(val_p1, val_run.best, val_gold)
+        intent_of_label = {n["labels"][0]: intent_of[n["id"]] for n in pack["nodes"]}
+        val_p1, val_cls = self._classifier_view(project, val_texts, intent_of_label)
+        threshold = calibrate(val_p1, val_run.best, val_gold, min_oos_recall=floor)
         params = WeaverParams(ood_probability=max(threshold, 0.0), ood_cosine=1.01, abstain_probability=0.0)
-        ev_run = run_pipeline(project, ev_texts, intent_of, weaver_params=params, progress=progress("eval"))
+        ev_run = run_pipeline(
+            project,
+            ev_texts,
+            intent_of,
+            weaver_params=params,
+            landing_params=landing_params,
+            progress=progress("eval"),
+        )
         ours = score(ev_gold, ev_run.best)
         lat = np.array(ev_run.latencies_ms)
 
@@ -133,16 +171,21 @@ class Command(BaseCommand):
         train_x = embedder.embed([t for t, _ in train])
         val_x, ev_x = embedder.embed(val_texts), embedder.embed(ev_texts)
         rows = [("ARG pipeline", ours, threshold)]
+        # diagnostic: the release's distilled classifier alone (no weaver/landing), same rule on VAL
+        t_cls = calibrate(val_p1, val_cls, val_gold, min_oos_recall=floor)
+        ev_p1, ev_cls = self._classifier_view(project, ev_texts, intent_of_label)
+        classifier_alone = score(ev_gold, apply_threshold(ev_p1, ev_cls, t_cls))
         results: dict[str, Any] = {}
         for baseline in baselines(train_x, [i for _, i in train], [t for t, _ in train]):
             best_v, conf_v = baseline.predict(val_x, val_texts)
-            t = calibrate(conf_v, best_v, val_gold)
+            t = calibrate(conf_v, best_v, val_gold, min_oos_recall=floor)
             best_e, conf_e = baseline.predict(ev_x, ev_texts)
             pred = [
                 OOS if b == OOS else p
                 for b, p in zip(best_e, apply_threshold(conf_e, best_e, t), strict=True)
             ]
             rows.append((baseline.name, score(ev_gold, pred), t))
+        rows.insert(1, ("(classifier alone)", classifier_alone, t_cls))
         self.stdout.write(
             f"{'method':<22} {'in-scope acc %':>14} {'OOS recall %':>12} {'OOS precision %':>15} "
             f"{'threshold (VAL)':>15}"
@@ -157,14 +200,25 @@ class Command(BaseCommand):
             f"pipeline latency per request: p50 {np.percentile(lat, 50):.2f} ms, "
             f"p95 {np.percentile(lat, 95):.2f} ms ({len(lat)} requests, no HTTP)"
         )
-        self.stdout.write(f"splits: train {len(train)}, val {len(val)}, eval {len(evaluation)}")
-        if options.get("json"):
-            Path(options["json"]).write_text(json.dumps(results, indent=2))
-        logreg = (
-            dict(rows)["logistic regression"]
-            if False
-            else next(s for n, s, _ in rows if n == "logistic regression")
+        encoder = self._encoder_document(project)
+        self.stdout.write(
+            f"splits: train {len(train)}, val {len(val)}, eval {len(evaluation)} "
+            f"(eval oos {sum(g == OOS for g in ev_gold)}); threshold rule: best VAL in-scope accuracy "
+            f"with VAL OOS recall >= {floor:.2f}"
         )
+        self.stdout.write(
+            f"publication {publish_s:.1f}s (encoder fine-tuning {release.timings.get('encoder_s', 0):.1f}s, "
+            f"classifier hook {release.timings.get('hooks_s', 0):.1f}s); release encoder: "
+            + (f"fine-tuned {encoder['checksum'][:12]}" if encoder else "platform embedder (frozen)")
+        )
+        if options.get("json"):
+            results["publication"] = {"seconds": publish_s, "timings": release.timings, "encoder": encoder}
+            results["eval_items"] = [
+                {"text": t, "gold": g, "pipeline": p, "classifier": c, "p1": round(float(q), 4)}
+                for t, g, p, c, q in zip(ev_texts, ev_gold, ev_run.best, ev_cls, ev_p1, strict=True)
+            ]
+            Path(options["json"]).write_text(json.dumps(results, indent=2))
+        logreg = next(s for n, s, _ in rows if n == "logistic regression")
         self.stdout.write(
             f"SUMMARY in_scope_acc={ours.in_scope_acc:.2f} oos_recall={ours.oos_recall:.2f} "
             f"oos_precision={ours.oos_precision:.2f} p50_ms={np.percentile(lat, 50):.2f} "
@@ -173,14 +227,28 @@ class Command(BaseCommand):
         )
 
     @staticmethod
-    def _top_probabilities(project: Any, texts: list[str]) -> np.ndarray:
-        """The distilled classifier's top in-scope probability for each text (what the OOD rule reads)."""
-        from arg_platform.embedder import get_embedder
+    def _encoder_document(project: Any) -> dict[str, Any] | None:
+        from inference.encoder_finetune import DOCUMENT
+        from ontology.snapshots import pin_snapshot
+
+        return pin_snapshot(project.pk).documents.get(DOCUMENT)
+
+    @staticmethod
+    def _classifier_view(
+        project: Any, texts: list[str], intent_of_label: dict[str, str]
+    ) -> tuple[np.ndarray, list[str]]:
+        """For each text, the release classifier's top in-scope probability (what the weaver's OOD rule
+        reads; the "Out of scope" label counts as a class) and its top class as an intent, on the
+        release's own encoder as in the pipeline."""
+        from inference.bench.routing import OOS
         from inference.classifier import OOS_CLASS, classifier_from_documents
+        from inference.encoder_finetune import encoder_for_documents
         from ontology.snapshots import pin_snapshot
 
         snapshot = pin_snapshot(project.pk)
         classifier = classifier_from_documents(snapshot.documents)
-        probs = classifier.probabilities_batch(get_embedder().embed(texts))
+        probs = classifier.probabilities_batch(encoder_for_documents(snapshot.documents).embed(texts))
         keep = np.array([c != OOS_CLASS for c in classifier.classes])
-        return probs[:, keep].max(axis=1)
+        top = np.where(keep[None, :], probs, -1.0).argmax(axis=1)
+        best = [intent_of_label.get(classifier.classes[j], OOS) for j in top]
+        return probs[:, keep].max(axis=1), best

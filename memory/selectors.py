@@ -1,0 +1,302 @@
+"""Reads of the memory app: the memory browser's lists, InfoUnit pages, the UNSURE staging list, the
+alias-safe MemoryRead, and the offline loop's door into episodic memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db.models import Q, QuerySet
+
+from arg_platform.errors import NotFound
+from projects.models import Project
+
+from .edges import Hit, expand, graph_rerank
+from .models import EpisodicMemory, InfoKey, InfoUnit, RegistryAttempt, Scope
+
+READ_CANDIDATE_LIMIT = 5000  # most recent items of the caller's scopes a vector read scans
+LABEL_BOOST = 0.1  # a hit sharing a validated label with the request
+
+
+def _flag_filter(flag: str) -> Q:
+    # JSON list membership that works on SQLite and Postgres alike: the quoted flag in the JSON text
+    return Q(flags__icontains=f'"{flag}"')
+
+
+def memory_list(
+    *,
+    project: Project,
+    user_id: str = "",
+    org_id: str = "",
+    scope: str = "",
+    info_type: str = "",
+    label_id: str = "",
+    flag: str = "",
+    session_id: str = "",
+    search: str = "",
+) -> QuerySet[EpisodicMemory]:
+    """Episodic items of a project, newest first, filtered like the memory browser and the API list."""
+    items = EpisodicMemory.objects.filter(project=project).select_related("info_unit")
+    if user_id:
+        items = items.filter(user_id=user_id)
+    if org_id:
+        items = items.filter(org_id=org_id)
+    if scope:
+        items = items.filter(scope=scope)
+    if info_type:
+        items = items.filter(info_type=info_type)
+    if label_id:
+        items = items.filter(label_ids__icontains=f'"{label_id}"')
+    if flag:
+        items = items.filter(_flag_filter(flag))
+    if session_id:
+        items = items.filter(session_id=session_id)
+    if search:
+        items = items.filter(text__icontains=search)
+    return items.defer("embedding")
+
+
+def memory_get(*, project: Project, pk: int) -> EpisodicMemory:
+    item = (
+        EpisodicMemory.objects.filter(project=project, pk=pk).select_related("info_unit", "corrects").first()
+    )
+    if item is None:
+        raise NotFound(f"memory #{pk} not found")
+    return item
+
+
+def info_unit_list(
+    *,
+    project: Project,
+    info_type: str = "",
+    scope: str = "",
+    label_id: str = "",
+    subject: str = "",
+    status: str = "",
+) -> QuerySet[InfoUnit]:
+    units = InfoUnit.objects.filter(project=project).select_related("info_key")
+    if info_type:
+        units = units.filter(info_type=info_type)
+    if scope:
+        units = units.filter(scope=scope)
+    if label_id:
+        units = units.filter(info_key__label_ids__icontains=f'"{label_id}"')
+    if subject:
+        units = units.filter(subject=subject)
+    if status:
+        units = units.filter(status=status)
+    return units.defer("embedding")
+
+
+def info_unit_get(*, project: Project, pk: int) -> InfoUnit:
+    unit = InfoUnit.objects.filter(project=project, pk=pk).select_related("info_key").first()
+    if unit is None:
+        raise NotFound(f"InfoUnit #{pk} not found")
+    return unit
+
+
+def info_key_list(*, project: Project) -> QuerySet[InfoKey]:
+    return InfoKey.objects.filter(project=project)
+
+
+def registry_attempt_list(*, project: Project, decision: str = "") -> QuerySet[RegistryAttempt]:
+    attempts = RegistryAttempt.objects.filter(project=project).select_related("info_key", "episode", "unit")
+    return attempts.filter(decision=decision) if decision else attempts
+
+
+def registry_unsure_list(*, project: Project) -> QuerySet[RegistryAttempt]:
+    """The Info Registry's UNSURE staging list (§2.10.5.7.2): attempts waiting for a reviewer, oldest
+    first, for the review queue.
+
+    Each item is a ``RegistryAttempt`` with ``review_status == "PENDING"``; the fields a reviewer needs:
+    ``episode.text`` (the new, PII-scrubbed fact), ``candidate_unit.canonical_text`` (what it may be the
+    same as), ``top_k`` (candidates with cosine and the discriminators' reasons), ``reasons``,
+    ``info_key.key`` and ``label_path_current``. Resolve one with
+    ``memory.services.registry_unsure_resolve(attempt=…, decision="SAME"|"DIFFERENT", actor=…, reason=…)``.
+    """
+    return (
+        RegistryAttempt.objects.filter(project=project, review_status=RegistryAttempt.Review.PENDING)
+        .select_related("episode", "candidate_unit", "info_key")
+        .order_by("created_at", "id")
+    )
+
+
+def registry_attempt_get(*, project: Project, pk: int) -> RegistryAttempt:
+    attempt = (
+        RegistryAttempt.objects.filter(project=project, pk=pk)
+        .select_related("episode", "candidate_unit", "info_key", "unit")
+        .first()
+    )
+    if attempt is None:
+        raise NotFound(f"registry attempt #{pk} not found")
+    return attempt
+
+
+# --- MemoryRead ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReadItem:
+    """One memory a read returns, with where its node lives on now."""
+
+    episode: EpisodicMemory
+    hit: Hit
+    node_ids_current: tuple[str, ...] = ()
+    redirected: bool = False  # the original node was split or merged: follow node_ids_current
+
+
+@dataclass(frozen=True)
+class MemoryReadResult:
+    items: tuple[ReadItem, ...] = ()
+    scanned: int = 0
+    redirects: dict[int, tuple[str, ...]] = field(default_factory=dict)  # episode → current nodes (changed)
+
+
+def scope_filter(*, user_id: str = "", org_id: str = "", scopes: Iterable[str] | None = None) -> Q:
+    """Which items a caller may read: its own USER items, its org's ORG items, GLOBAL items — limited to
+    ``scopes`` (None: all three)."""
+    allowed = set(scopes) if scopes is not None else set(Scope.values)
+    q = Q(pk__in=[])
+    if Scope.USER in allowed and user_id:
+        q |= Q(scope=Scope.USER, subject=user_id)
+    if Scope.ORG in allowed and org_id:
+        q |= Q(scope=Scope.ORG, subject=org_id)
+    if Scope.GLOBAL in allowed:
+        q |= Q(scope=Scope.GLOBAL)
+    return q
+
+
+def memory_read(
+    *,
+    project: Project,
+    query: np.ndarray | None,
+    user_id: str = "",
+    org_id: str = "",
+    scopes: Iterable[str] | None = None,
+    everything: bool = False,
+    scope: str = "",
+    label_ids: Sequence[str] = (),
+    info_type: str = "",
+    k: int = 5,
+    graph_boost: float = 0.3,
+    max_hops: int = 1,
+    expansion_k: int = 2,
+    resolve_alias: Any = None,
+) -> MemoryReadResult:
+    """Alias-safe MemoryRead (§4.3): the caller's memories most relevant to ``query`` (a unit vector;
+    None = most recent), vector hits graph-reranked (seed 003), plus multi-hop expansion from the best
+    hit (at most ``expansion_k`` more items), each item's node followed through the split redirection
+    table (``resolve_alias(node_id)`` → current node ids, e.g. a snapshot's ``resolve_alias``).
+    ``redirects`` lists the items whose current nodes changed, for
+    ``memory.services.memory_redirect_soft_update``.
+    """
+    items = EpisodicMemory.objects.filter(project=project)
+    if not everything:  # ``everything``: a curator browsing the whole project
+        items = items.filter(scope_filter(user_id=user_id, org_id=org_id, scopes=scopes))
+    if scope:
+        items = items.filter(scope=scope)
+    if info_type:
+        items = items.filter(info_type=info_type)
+    rows = list(items.order_by("-id").values_list("pk", "embedding", "label_ids")[:READ_CANDIDATE_LIMIT])
+    if not rows:
+        return MemoryReadResult()
+    ids = [r[0] for r in rows]
+    wanted = set(label_ids)
+    if query is None:
+        ranked = [(pk, 1.0 - i / max(len(rows), 1)) for i, pk in enumerate(ids)][: k * 3]
+    else:
+        matrix = np.stack(
+            [
+                np.frombuffer(bytes(r[1]), dtype=np.float32) if r[1] else np.zeros(query.shape[0], np.float32)
+                for r in rows
+            ]
+        )
+        scores = matrix @ np.asarray(query, dtype=np.float32)
+        if wanted:
+            scores = scores + LABEL_BOOST * np.array(
+                [bool(wanted & set(r[2] or [])) for r in rows], dtype=np.float32
+            )
+        order = np.argsort(-scores)[: k * 3]
+        ranked = [(ids[int(i)], float(scores[int(i)])) for i in order]
+    hits = graph_rerank(ranked, boost=graph_boost, k=k)
+    if max_hops > 0 and hits:
+        taken = {h.episode_id for h in hits}
+        extra = expand([hits[0].episode_id], query=query, max_hops=max_hops, k=k, allowed=set(ids) - taken)
+        hits = hits + extra[:expansion_k]
+    episodes = EpisodicMemory.objects.defer("embedding").in_bulk([h.episode_id for h in hits])
+    out: list[ReadItem] = []
+    redirects: dict[int, tuple[str, ...]] = {}
+    for hit in hits:
+        episode = episodes.get(hit.episode_id)
+        if episode is None:
+            continue
+        current: tuple[str, ...] = tuple(
+            episode.node_ids_current or ([episode.node_id] if episode.node_id else [])
+        )
+        redirected = False
+        if episode.node_id and resolve_alias is not None:
+            resolved = tuple(resolve_alias(episode.node_id))
+            redirected = resolved != (episode.node_id,)
+            if resolved != current:
+                redirects[episode.pk] = resolved
+            current = resolved
+        out.append(ReadItem(episode=episode, hit=hit, node_ids_current=current, redirected=redirected))
+    return MemoryReadResult(items=tuple(out), scanned=len(rows), redirects=redirects)
+
+
+# --- the offline loop's door -----------------------------------------------------------------------
+
+
+def offline_episodes(*, project: Any, window_start: datetime, window_end: datetime) -> list[Any]:
+    """Episodic items written in ``[window_start, window_end)`` as ``review.collection.Episode`` values
+    (the offline loop's read-only view, see ``review.memory_source``). The outcome is the unified outcome
+    of the request that wrote the item when there is one; an API write counts as CONFIRMED when it
+    carried a strong signal, NONE otherwise."""
+    from inference.models import InferenceLog
+    from review.collection import Episode, UnifiedOutcome, unified_outcome
+
+    episodes = list(
+        EpisodicMemory.objects.filter(
+            project=project, created_at__gte=window_start, created_at__lt=window_end
+        )
+        .order_by("id")
+        .defer("embedding")
+    )
+    logs = {
+        log.request_id: log
+        for log in InferenceLog.objects.filter(
+            project=project, request_id__in=[e.request_id for e in episodes if e.request_id]
+        ).only("request_id", "outcome_kind", "outcome_status", "silent_outcome", "role_key", "context")
+    }
+    out = []
+    for e in episodes:
+        log = logs.get(e.request_id)
+        if log is not None:
+            outcome = unified_outcome(
+                outcome_kind=log.outcome_kind,
+                outcome_status=log.outcome_status,
+                silent=bool(log.silent_outcome),
+            )
+            segment = f"{log.role_key}|{(log.context or {}).get('channel') or ''}"
+        else:
+            outcome = UnifiedOutcome.CONFIRMED if e.signal == "strong" else UnifiedOutcome.NONE
+            segment = f"{e.provenance.get('role') or ''}|{e.provenance.get('channel') or ''}"
+        out.append(
+            Episode(
+                episode_id=str(e.pk),
+                text=e.text,
+                label_ids=tuple(e.label_ids or ()),
+                info_type=e.info_type,
+                scope=e.scope,
+                source=e.user_id or e.session_id or "anonymous",
+                segment=segment,
+                outcome=outcome,
+                flags=tuple(e.flags or ()),
+                info_unit=str(e.info_unit_id) if e.info_unit_id else None,
+                created_at=e.created_at,
+            )
+        )
+    return out

@@ -1,0 +1,17 @@
+"""Memory UI of one project, mounted at ``/p/<slug:project>/memory/`` (namespace ``memory``)."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "memory"
+
+urlpatterns = [
+    path("", views.memory_browser, name="browser"),
+    path("items/<int:memory_id>/", views.memory_detail, name="item_detail"),
+    path("units/", views.unit_list, name="units"),
+    path("units/<int:unit_id>/", views.unit_detail, name="unit_detail"),
+    path("units/<int:unit_id>/promote/", views.unit_promote, name="unit_promote"),
+    path("staging/", views.staging_list, name="staging"),
+    path("staging/<int:attempt_id>/resolve/", views.staging_resolve, name="staging_resolve"),
+]

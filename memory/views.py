@@ -1,0 +1,232 @@
+"""The memory UI: the memory browser (episodic items by user, org, InfoType, label), InfoUnit pages with
+their evidence and history, and the UNSURE staging list that reviewers resolve.
+
+Everyone in the project reads; resolving an UNSURE item and promoting an InfoUnit need the REVIEW
+capability (403 otherwise). Views check shape with a form and call ``memory.services``; a refusal lands
+on the form (status 422) and nothing is written.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from arg_platform.errors import Forbidden, NotFound, RuleViolation
+from projects.access import Capability, ProjectAccess
+from projects.selectors import project_access
+from taxonomy.views.base import REFUSED, _to_login, go_to, render_page
+
+from . import selectors, services
+from .edges import session_reconstruct
+from .forms import MemoryFilterForm, PromoteForm, ResolveForm
+from .models import InfoEvidence, InfoUnitEvent, MemoryEdge, RegistryAttempt
+
+PAGE_SIZE = 50
+
+
+def memory_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Resolve the caller in ``project`` (404 when they cannot see it); POST needs REVIEW (403)."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, project: str, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return _to_login(request)
+            return allowed(request, project, **kwargs)
+
+        @require_http_methods(list(methods))
+        def allowed(request: HttpRequest, project: str, **kwargs: Any) -> HttpResponse:
+            try:
+                access = project_access(user=request.user, token=None, slug=project)
+            except NotFound as exc:
+                raise Http404(exc.message) from exc
+            request.project_access = access  # type: ignore[attr-defined]
+            if request.method == "POST" and not access.can(Capability.REVIEW):
+                raise PermissionDenied(f"your role ({access.role}) may read but not review memory")
+            try:
+                return view(request, access, **kwargs)
+            except NotFound as exc:
+                raise Http404(exc.message) from exc
+            except Forbidden as exc:
+                raise PermissionDenied(exc.message) from exc
+
+        return wrapper
+
+    return decorate
+
+
+def _page(request: HttpRequest, items: Any) -> Any:
+    return Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
+def _query(request: HttpRequest) -> str:
+    params = request.GET.copy()
+    params.pop("page", None)
+    return params.urlencode()
+
+
+def _common(access: ProjectAccess, tab: str) -> dict[str, Any]:
+    return {
+        "nav": "memory",
+        "tab": tab,
+        "can_review": access.can(Capability.REVIEW),
+        "staging_count": selectors.registry_unsure_list(project=access.project).count(),
+    }
+
+
+@memory_view("GET")
+def memory_browser(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """Episodic items, newest first, by user, org, InfoType, label, scope and flag."""
+    form = MemoryFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    items = selectors.memory_list(
+        project=access.project,
+        user_id=filters.get("user_id", ""),
+        org_id=filters.get("org_id", ""),
+        info_type=filters.get("info_type", ""),
+        label_id=filters.get("label", ""),
+        scope=filters.get("scope", ""),
+        flag=filters.get("flag", ""),
+    )
+    return render_page(
+        request,
+        "memory/browser.html",
+        {**_common(access, "items"), "form": form, "page": _page(request, items), "query": _query(request)},
+    )
+
+
+@memory_view("GET")
+def memory_detail(request: HttpRequest, access: ProjectAccess, memory_id: int) -> HttpResponse:
+    """One episodic item: text, PII types scrubbed, node (and where it lives on), edges, session."""
+    item = selectors.memory_get(project=access.project, pk=memory_id)
+    edges_out = MemoryEdge.objects.filter(source=item).select_related("target").order_by("type", "id")
+    edges_in = MemoryEdge.objects.filter(target=item).select_related("source").order_by("type", "id")
+    return render_page(
+        request,
+        "memory/item_detail.html",
+        {
+            **_common(access, "items"),
+            "item": item,
+            "edges_out": edges_out,
+            "edges_in": edges_in,
+            "session": session_reconstruct(item) if item.session_id else [item],
+            "attempts": item.attempts.select_related("info_key", "unit", "candidate_unit").order_by("id"),
+        },
+    )
+
+
+@memory_view("GET")
+def unit_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """InfoUnits of the Info Registry, by InfoType, scope, label and subject."""
+    form = MemoryFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    units = selectors.info_unit_list(
+        project=access.project,
+        info_type=filters.get("info_type", ""),
+        scope=filters.get("scope", ""),
+        label_id=filters.get("label", ""),
+        subject=filters.get("user_id", "") or filters.get("org_id", ""),
+    )
+    return render_page(
+        request,
+        "memory/unit_list.html",
+        {**_common(access, "units"), "form": form, "page": _page(request, units), "query": _query(request)},
+    )
+
+
+def _unit_context(access: ProjectAccess, pk: int, promote_form: PromoteForm | None = None) -> dict[str, Any]:
+    unit = selectors.info_unit_get(project=access.project, pk=pk)
+    return {
+        **_common(access, "units"),
+        "unit": unit,
+        "evidence": InfoEvidence.objects.filter(unit=unit).select_related("episode").order_by("-id")[:200],
+        "events": InfoUnitEvent.objects.filter(unit=unit).order_by("-id")[:200],
+        "attempts": RegistryAttempt.objects.filter(project=access.project, candidate_unit=unit)
+        .select_related("episode")
+        .order_by("-id")[:50],
+        "promote_form": promote_form or PromoteForm(),
+    }
+
+
+@memory_view("GET")
+def unit_detail(request: HttpRequest, access: ProjectAccess, unit_id: int) -> HttpResponse:
+    """An InfoUnit: InfoKey, LabelPath_current, canonical form, reliability, evidence and history."""
+    return render_page(request, "memory/unit_detail.html", _unit_context(access, unit_id))
+
+
+@memory_view("POST")
+def unit_promote(request: HttpRequest, access: ProjectAccess, unit_id: int) -> HttpResponse:
+    """Mark an InfoUnit for offline consolidation (refused on weak signals alone)."""
+    unit = selectors.info_unit_get(project=access.project, pk=unit_id)
+    form = PromoteForm(request.POST)
+    if form.is_valid():
+        try:
+            services.info_unit_promote(unit=unit, actor=request.user, reason=form.cleaned_data["reason"])
+        except RuleViolation as exc:
+            form.add_violations(exc)
+        else:
+            messages.success(request, f"InfoUnit #{unit.pk} is now a promotion candidate.")
+            return go_to(request, reverse("memory:unit_detail", args=[access.project.slug, unit.pk]))
+    return render_page(
+        request, "memory/unit_detail.html", _unit_context(access, unit_id, form), status=REFUSED
+    )
+
+
+@memory_view("GET")
+def staging_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """The UNSURE staging list: facts the registry could not decide, oldest first."""
+    attempts = selectors.registry_unsure_list(project=access.project)
+    return render_page(
+        request,
+        "memory/staging.html",
+        {
+            **_common(access, "staging"),
+            "page": _page(request, attempts),
+            "query": _query(request),
+            "form": ResolveForm(),
+        },
+    )
+
+
+@memory_view("POST")
+def staging_resolve(request: HttpRequest, access: ProjectAccess, attempt_id: int) -> HttpResponse:
+    """Resolve one UNSURE item as the same fact as its candidate InfoUnit, or a different one."""
+    attempt = selectors.registry_attempt_get(project=access.project, pk=attempt_id)
+    form = ResolveForm(request.POST)
+    if form.is_valid():
+        try:
+            attempt = services.registry_unsure_resolve(
+                attempt=attempt,
+                decision=form.cleaned_data["decision"],
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+            )
+        except RuleViolation as exc:
+            form.add_violations(exc)
+        else:
+            messages.success(
+                request,
+                f"Resolved as {attempt.review_status}: memory #{attempt.episode_id} → InfoUnit #{attempt.unit_id}.",
+            )
+            return go_to(request, reverse("memory:staging", args=[access.project.slug]))
+    attempts = selectors.registry_unsure_list(project=access.project)
+    return render_page(
+        request,
+        "memory/staging.html",
+        {
+            **_common(access, "staging"),
+            "page": _page(request, attempts),
+            "query": "",
+            "form": ResolveForm(),
+            "error_form": form,
+        },
+        status=REFUSED,
+    )

@@ -1,0 +1,131 @@
+"""Per-token rate limits for the REST API, answered with a clear 429.
+
+Each API token has its own budget per *scope*: ``infer`` (``POST /api/v1/infer``), ``feedback``
+(``POST /api/v1/feedback``) and ``api`` (every other endpoint). Budgets come from settings
+(``ARG_RATE_LIMIT_INFER``, ``ARG_RATE_LIMIT_FEEDBACK``, ``ARG_RATE_LIMIT_API``, e.g. ``600/min``).
+People signed in to the web UI are not throttled: the limit protects the platform from runaway
+client apps, not its own curators.
+
+The counter is a *sliding window* estimate over two fixed windows (the previous window's count
+weighted by how much of it still overlaps, plus the current count): O(1) per request — one cache read
+and one write of a single entry per token and scope — and no burst of twice the budget at a window
+edge as a plain fixed window allows. Counts live in Django's cache, which must be shared by every
+process: the embedded default is a file cache under ``ARG_DATA_DIR`` (gunicorn workers and the CLI see
+the same files), production uses Redis (``ARG_CACHE_URL``). Read and write are not one atomic step, so
+simultaneous requests of one token may read the same count and the budget can be overshot by the
+number of requests in flight at once — acceptable for a safety limit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$")
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+SCOPE_BY_URL_NAME = {"infer": "infer", "feedback": "feedback"}
+
+
+@dataclass(frozen=True)
+class Rate:
+    limit: int
+    period_s: int
+    text: str
+
+    def describe(self) -> str:
+        unit = {1: "second", 60: "minute", 3600: "hour", 86400: "day"}.get(self.period_s)
+        return f"{self.limit} requests per {unit}" if unit else f"{self.limit} requests per {self.period_s} s"
+
+
+def rate_parse(text: str, *, name: str = "rate") -> Rate:
+    """``"600/min"``, ``"10/s"``, ``"5000/hour"``, ``"100/5min"`` → Rate; anything else is refused."""
+    match = _RATE.match(text or "")
+    if not match or int(match.group(1)) <= 0:
+        raise ImproperlyConfigured(f"{name}={text!r}: write it as <count>/<period>, e.g. 600/min or 10/s")
+    multiple = int(match.group(2) or 1)
+    return Rate(int(match.group(1)), multiple * _PERIODS[match.group(3)[0]], text.strip())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    retry_after_s: int = 0
+    count: float = 0.0
+
+
+def rate_check(*, key: str, rate: Rate, now: float | None = None) -> Verdict:
+    """Count one request against ``key``'s budget (only allowed requests are counted)."""
+    from django.core.cache import cache
+
+    now = time.time() if now is None else now
+    window = int(now // rate.period_s)
+    elapsed = now - window * rate.period_s
+    # one cache entry per token and scope: [window index, count in it, count in the one before]
+    cache_key = f"rl:{key}"
+    stored_window, current, previous = cache.get(cache_key) or (window, 0, 0)
+    if stored_window != window:
+        previous = current if stored_window == window - 1 else 0
+        current = 0
+    overlap = 1.0 - elapsed / rate.period_s
+    estimate = previous * overlap + current
+    if estimate >= rate.limit:
+        return Verdict(False, _retry_after(rate, elapsed, current, previous), estimate)
+    cache.set(cache_key, (window, current + 1, previous), timeout=2 * rate.period_s + 1)
+    return Verdict(True, 0, estimate + 1)
+
+
+def _retry_after(rate: Rate, elapsed: float, current: int, previous: int) -> int:
+    """Seconds until the sliding estimate falls below the limit (at least 1)."""
+    remaining = rate.period_s - elapsed
+    if current >= rate.limit or previous == 0:
+        # only the next window can help; it still carries this window's count, decaying
+        wait = remaining + rate.period_s * max(0.0, 1 - (rate.limit - 0.5) / max(current, 1))
+    else:
+        # previous * (1 - (elapsed + t) / period) + current < limit
+        wait = rate.period_s * (1 - (rate.limit - current) / previous) - elapsed
+    return max(1, math.ceil(wait))
+
+
+class TokenRateThrottle:
+    """DRF throttle: the caller's API token (by its public prefix) against the scope's budget.
+
+    (DRF only calls ``allow_request`` and ``wait``; this module imports nothing of DRF so that
+    settings can use ``rate_parse`` to refuse a malformed rate at start-up.)
+    """
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        from projects.models import ApiToken
+
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        if token is None:
+            return True
+        match = getattr(request._request, "resolver_match", None)
+        scope = SCOPE_BY_URL_NAME.get(match.url_name if match else "", "api")
+        rate = rate_parse(settings.RATE_LIMITS[scope], name=f"ARG_RATE_LIMIT_{scope.upper()}")
+        verdict = rate_check(key=f"{scope}:{token.prefix}", rate=rate)
+        if verdict.allowed:
+            return True
+        self.wait_s = verdict.retry_after_s
+        request._request.arg_rate_limit = {
+            "scope": scope,
+            "limit": rate.text,
+            "retry_after": verdict.retry_after_s,
+            "message": (
+                f"rate limit exceeded: this token may send {rate.describe()} to the {scope} scope "
+                f"({rate.text}); retry in {verdict.retry_after_s} s"
+            ),
+        }
+        from .metrics import RATE_LIMITED
+
+        RATE_LIMITED.labels(scope).inc()
+        return False
+
+    def wait(self) -> float | None:
+        return float(getattr(self, "wait_s", 1))

@@ -1,0 +1,85 @@
+"""End to end in real Chromium: a reviewer browses memory by user and InfoType, opens an InfoUnit with
+its evidence, and resolves an UNSURE item from the staging list."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from memory import services
+from memory.models import InfoUnit, RegistryAttempt
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def staged(make_user):
+    from taxonomy.packs import pack_import, pack_read
+    from tests.memory.conftest import MEMORY_PACK
+
+    project = pack_import(pack_read(MEMORY_PACK)).project
+    make_user("viv-reviewer", "reviewer", project)
+    common = {"project": project, "scope": "USER", "label_ids": ["L00001"], "info_type": "UserPreference"}
+    services.memory_write(
+        text="The customer wants maintenance windows on Sunday nights.", user_id="u-1", **common
+    )
+    services.memory_write(text="Invoices go to Jane Doe in finance.", user_id="u-2", **common)
+    return services.memory_write(
+        text="Schedule this customer's maintenance for Sunday night.", user_id="u-1", **common
+    ).registry.attempt
+
+
+def test_reviewer_browses_memory_and_resolves_an_unsure_item(ui, login, live_server, staged, screenshot):
+    page = ui.page
+    login("viv-reviewer")
+    page.goto(f"{live_server.url}/p/mem/taxonomy/")
+    page.get_by_role("navigation", name="Project sections").get_by_role("link", name="Memory").click()
+
+    # The browser lists episodic items; PII was scrubbed before anything was stored.
+    expect(page.get_by_role("heading", name="Memory", level=1)).to_be_visible()
+    table = page.locator("#memory-table")
+    expect(table.locator("tbody tr")).to_have_count(3)
+    expect(table).to_contain_text("Invoices go to <PERSON> in finance.")
+    expect(page.locator("#staging-count")).to_have_text("1")
+
+    # Filtering by user keeps that user's items only.
+    page.get_by_label("User").fill("u-2")
+    page.get_by_role("button", name="Filter").click()
+    expect(table.locator("tbody tr")).to_have_count(1)
+    screenshot("memory-browser")
+
+    # The InfoUnit page shows the InfoKey, the current label path and the evidence.
+    page.get_by_role("link", name="InfoUnits").click()
+    unit = InfoUnit.objects.order_by("id").first()
+    page.get_by_role("link", name=f"#{unit.pk}", exact=True).click()
+    expect(page.locator("#unit-info-key")).to_have_text(unit.info_key.key)
+    expect(page.locator("#unit-label-path")).to_have_text("Billing › Invoices")
+    expect(page.locator("#evidence-table tbody tr")).to_have_count(1)
+
+    # The staging list shows the undecided fact beside its candidate; the reviewer says SAME.
+    page.get_by_role("navigation", name="Project sections").get_by_role("link", name="Memory").click()
+    page.get_by_role("link", name="UNSURE staging").click()
+    item = page.locator(f"#attempt-{staged.pk}")
+    expect(item.locator(".staged-fact")).to_have_text(
+        "Schedule this customer's maintenance for Sunday night."
+    )
+    expect(item.locator(".candidate-fact")).to_contain_text("maintenance windows on sunday nights")
+    item.get_by_label("Reason").fill("same maintenance window")
+    screenshot("memory-staging")
+    item.get_by_role("button", name="Same fact").click()
+
+    expect(page.locator(".flash-success")).to_contain_text("Resolved as SAME")
+    expect(page.get_by_text("Nothing waits for review.")).to_be_visible()
+    expect(page.locator("#staging-count")).to_have_text("0")
+    staged.refresh_from_db()
+    assert (staged.review_status, staged.resolution_reason) == (
+        RegistryAttempt.Review.SAME,
+        "same maintenance window",
+    )
+    assert staged.resolved_by.username == "viv-reviewer"
+    assert InfoUnit.objects.get(pk=unit.pk).evidence_count == 2
+
+    page.goto(f"{live_server.url}/p/mem/memory/units/{unit.pk}/")
+    expect(page.locator("#evidence-table tbody tr")).to_have_count(2)
+    expect(page.locator("#unit-history")).to_contain_text("REVIEWED by viv-reviewer")
+    assert ui.external_requests == []

@@ -1,0 +1,59 @@
+"""bench_latency end to end: its own data folder, a real gunicorn on loopback, real HTTP, then nothing
+left behind — and every request it sent left exactly one InferenceLog row."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+SUMMARY = re.compile(
+    r"SUMMARY p50_ms_10k=(\d+\.\d) p95_ms_10k=(\d+\.\d) embed_p50_ms=(\d+\.\d) rps=(\d+) growth_p95=(\d+\.\d\d)"
+)
+
+
+@pytest.mark.server
+def test_small_run_prints_table_and_summary_and_logs_every_request(tmp_path):
+    out, err = StringIO(), StringIO()
+    call_command(
+        "bench_latency",
+        nodes="300",
+        requests=40,
+        floor=20,
+        json=str(tmp_path / "results" / "latency.json"),
+        stdout=out,
+        stderr=err,
+    )
+    lines = out.getvalue().strip().splitlines()
+    match = SUMMARY.fullmatch(lines[-1])
+    assert match, lines[-1]
+    assert float(match.group(5)) == 1.0  # one size: P95 over itself
+    assert lines[0].split()[:3] == ["nodes", "edges", "labels"]
+    assert lines[1].split()[0] == "300"
+
+    results = json.loads((tmp_path / "results" / "latency.json").read_text())
+    row = results["sizes"][0]
+    assert (row["nodes"], row["edges"]) == (300, 1500)
+    assert (row["latency"]["requests"], row["latency"]["ok"]) == (40, 40)
+    assert (row["throughput"]["requests"], row["throughput"]["ok"]) == (40, 40)
+    assert (row["latency"]["concurrency"], row["throughput"]["concurrency"]) == (2, 8)
+    assert row["failures"] == [] and row["timed_out"] is False
+    assert row["requests_sent"] == row["warm_up_requests"] + 80
+    assert row["log_rows"] == row["requests_sent"]
+    assert sum(row["outcomes"].values()) == 80
+    assert match.group(1) == f"{row['latency']['p50_ms']:.1f}"
+    assert match.group(3) == f"{row['embed_floor_ms']['p50']:.1f}"
+    assert row["latency"]["server_steps_p50_ms"]["embed"] > 0
+
+    progress = err.getvalue()
+    folder = Path(re.search(r"data folder (\S+): migrating", progress).group(1))
+    port = int(re.search(r"gunicorn answers on port (\d+)", progress).group(1))
+    assert "stopping gunicorn" in progress
+    assert not folder.exists()  # the temporary database and logs are removed
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(("127.0.0.1", port))  # and the server is gone

@@ -1,0 +1,94 @@
+"""``manage.py bench_registry``: the pairs mode counts decisions through the real write path and ends
+with the SUMMARY line; the latency mode pre-fills InfoUnits and ends with the LATENCY line; the
+checked-in pair files are well formed and split without overlap."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memory.bench.runner import pairs_load
+from memory.models import InfoUnit
+from projects.models import Project
+
+pytestmark = pytest.mark.django_db
+
+BENCH = Path(__file__).resolve().parents[2] / "memory" / "bench"
+
+
+def test_pairs_mode_prints_the_summary_and_leaves_nothing_behind(tmp_path):
+    pairs = [
+        {
+            "a": "Max connections is set to 200.",
+            "b": "Max connections is set to 500.",
+            "same": False,
+            "kind": "numbers",
+        },
+        {
+            "a": "Invoices are emailed to the billing contact on the 1st of every month.",
+            "b": "On the first day of each month the invoice is sent by email to the billing contact.",
+            "same": True,
+            "info_type": "ProductConfig",
+            "label": "invoices",
+        },
+        {"a": "Refunds take 5 business days.", "b": "The deploy failed at noon.", "same": False},
+    ]
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(pairs))
+    out = io.StringIO()
+
+    call_command("bench_registry", "--pairs", str(path), stdout=out)
+
+    lines = out.getvalue().strip().splitlines()
+    assert lines[-1] == "SUMMARY fmr=0.00 dup_recall=100.00 unsure=0.00 pairs=3"
+    assert "MATCH 1 (false 0), same pairs 1, UNSURE 0" in lines
+    assert Project.objects.count() == 0 and InfoUnit.objects.count() == 0
+
+
+def test_latency_mode_prefills_and_times_real_writes():
+    out = io.StringIO()
+
+    call_command("bench_registry", "--units", "120", "--writes", "3", "--units-per-key", "40", stdout=out)
+
+    last = out.getvalue().strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"LATENCY units=120 keys=3 writes=3 write_p50_ms=[\d.]+ write_p95_ms=[\d.]+ "
+        r"registry_p50_ms=[\d.]+ registry_p95_ms=[\d.]+ prefill_s=[\d.]+",
+        last,
+    ), last
+    assert InfoUnit.objects.count() == 0
+
+
+@pytest.mark.parametrize("content", ["{}", '[{"a": "x", "b": "y"}]', '[{"a": "x", "b": "y", "same": "yes"}]'])
+def test_malformed_pair_files_are_refused(tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+
+    with pytest.raises(CommandError):
+        call_command("bench_registry", "--pairs", str(path), stdout=io.StringIO())
+
+
+def test_the_checked_in_pair_files_are_disjoint_and_balanced():
+    files = {
+        name: pairs_load(BENCH / f"{name}.json")
+        for name in ("pairs_v1_tuning", "pairs_v1_heldout", "pairs_v2_heldout", "pairs_v3_heldout")
+    }
+
+    assert {name: len(pairs) for name, pairs in files.items()} == {
+        "pairs_v1_tuning": 225,
+        "pairs_v1_heldout": 195,
+        "pairs_v2_heldout": 180,
+        "pairs_v3_heldout": 120,
+    }
+    facts = {name: {p.a for p in pairs} for name, pairs in files.items()}
+    assert not facts["pairs_v3_heldout"] & (
+        facts["pairs_v1_tuning"] | facts["pairs_v1_heldout"] | facts["pairs_v2_heldout"]
+    )
+    assert not facts["pairs_v1_tuning"] & facts["pairs_v1_heldout"]
+    kinds = {p.kind for p in files["pairs_v3_heldout"]}
+    assert kinds == {"paraphrase", "cross", "numbers", "negation", "swap", "antonym", "entity"}

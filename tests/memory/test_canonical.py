@@ -1,0 +1,104 @@
+"""Canonicalization (ARG §2.10.5.1): deterministic normal form, fields, template, SimHash, and the
+online detect/classify steps (§2.10.1–2.10.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.canonical import (
+    InfoType,
+    canonicalize,
+    classify_info_type,
+    hamming64,
+    is_memorizable,
+    normalize,
+    simhash64,
+)
+
+
+def test_normalize_lowercases_expands_and_writes_numbers_as_digits():
+    assert normalize("The DB isn't   ready; it takes twenty five minutes (2GB)!") == (
+        "the db is not ready it takes 25 minutes 2 gb"
+    )
+    assert normalize("We pay $1,000 a month, 50% up front") == "we pay 1000 usd a month 50 % up front"
+
+
+def test_normalize_harmonizes_validated_synonyms_to_the_label_name():
+    assert normalize("Where is my bill?", {"bill": "invoices"}) == "where is my invoices"
+    assert normalize("billing settings", {"bill": "invoices"}) == "billing settings"  # whole words only
+
+
+def test_durations_in_different_units_are_one_quantity():
+    two_weeks = canonicalize("Backups are kept for two weeks.", info_type=InfoType.PRODUCT_CONFIG)
+    fourteen_days = canonicalize("Backups are retained 14 days.", info_type=InfoType.PRODUCT_CONFIG)
+    a_year = canonicalize("Audit logs stay for 12 months.", info_type=InfoType.PRODUCT_CONFIG)
+
+    assert two_weeks.features.quantities == ((1209600.0, "time", 2.0),)
+    assert fourteen_days.features.quantities == ((1209600.0, "time", 14.0),)
+    assert a_year.features.quantities == ((31557600.0, "time", 12.0),)
+
+
+def test_not_plus_an_antonym_reads_as_the_antonym():
+    canonical = canonicalize("Password login is not enabled.", info_type=InfoType.PRODUCT_CONFIG)
+
+    assert canonical.features.tokens == ("password", "login", "is", "disabled")
+    assert canonical.features.negations == 0
+
+
+def test_canonical_form_of_a_product_config():
+    canonical = canonicalize(
+        "Max connections is set to 200 in production.", info_type=InfoType.PRODUCT_CONFIG, module="Databases"
+    )
+
+    assert canonical.statement == "max connections is set to 200 in production"
+    assert canonical.fields == {
+        "module": "Databases",
+        "environment": "production",
+        "parameter": "max connections",
+        "value": "200",
+        "numbers": ["200"],
+    }
+    assert canonical.text == (
+        "productconfig | module: Databases | parameter: max connections | value: 200 | "
+        "environment: production | statement: max connections is set to 200 in production"
+    )
+    assert len(canonical.digest) == 64
+
+
+def test_simhash_is_close_for_near_duplicates_and_far_otherwise():
+    a = simhash64("invoices are emailed to the billing contact every month")
+    b = simhash64("invoices are emailed to the billing contact each month")
+    c = simhash64("the deploy failed because the build ran out of memory")
+
+    assert -(2**63) <= a < 2**63
+    assert hamming64(a, b) < hamming64(a, c)
+    assert hamming64(a, a) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Remember that I prefer email.", (True, "explicit")),
+        ("The deploy failed at noon.", (True, "statement")),
+        ("What is my plan?", (False, "question")),
+        ("how do I reset my password", (False, "question")),
+        ("ok thanks", (False, "too_short")),
+    ],
+)
+def test_is_memorizable(text, expected):
+    assert is_memorizable(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I prefer to be contacted by email", InfoType.USER_PREFERENCE),
+        ("The API returned 502 errors and the deploy failed", InfoType.INCIDENT),
+        ("Max connections is set to 200, retention is 14 days", InfoType.PRODUCT_CONFIG),
+        ("Our company has 300 employees", InfoType.USER_PROFILE),
+        ("Traffic spikes every weekday morning", InfoType.PATTERN_USAGE),
+        ("Hello there friend", InfoType.EVENT),
+    ],
+)
+def test_classify_info_type(text, expected):
+    assert classify_info_type(text) == expected

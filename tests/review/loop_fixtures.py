@@ -1,0 +1,75 @@
+"""Fixtures of the offline-loop tests (``tests/review/test_loop_*.py``).
+
+``demo_release`` imports the demo pack ("Acme Cloud support") into a fresh project and publishes it;
+``stored_proposal`` stores a proposal the way the loop does after binning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_PACK = ROOT / "packs" / "demo" / "pack.yaml"
+SMALL_PACK = ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml"
+
+
+@pytest.fixture
+def fresh_snapshots() -> Any:
+    """Forget the snapshots this process pinned: rolled-back tests reuse project and release ids, so a
+    snapshot cached by an earlier test could otherwise pass for the current release."""
+    from ontology.snapshots import registry
+
+    registry.clear()
+    yield registry
+    registry.clear()
+
+
+@pytest.fixture
+def demo_release(db: Any) -> tuple[Any, Any]:
+    """(project, active release) of the demo pack, published."""
+    from ontology.releases import release_publish
+    from taxonomy.packs import pack_import, pack_read
+
+    project = pack_import(pack_read(DEMO_PACK)).project
+    release = release_publish(project=project, actor=None)
+    return project, release
+
+
+@pytest.fixture
+def small_release(db: Any) -> tuple[Any, Any]:
+    """(project, active release) of the tiny test pack (three nodes), published."""
+    from ontology.releases import release_publish
+    from taxonomy.packs import pack_import, pack_read
+
+    project = pack_import(pack_read(SMALL_PACK)).project
+    return project, release_publish(project=project, actor=None)
+
+
+@pytest.fixture
+def stored_proposal() -> Callable[..., Any]:
+    """Store a proposal with a changeset (operations or JSON) in a given status."""
+    from review.changeset import changeset_dump, changeset_fingerprint, changeset_load, changeset_targets
+    from review.models import Proposal
+
+    def make(
+        project: Any, release: Any, kind: str, ops: Sequence[Any], status: str = "AUTO_COMMITTED"
+    ) -> Any:
+        data = ops if ops and isinstance(ops[0], dict) else changeset_dump(ops)
+        loaded = changeset_load(list(data))
+        return Proposal.objects.create(
+            project=project,
+            kind=kind,
+            status=status,
+            confidence_bin="HIGH_CONF" if status == "AUTO_COMMITTED" else "MID_CONF",
+            title=f"{kind} test",
+            fingerprint=changeset_fingerprint(kind, loaded),
+            base_release=release,
+            changeset=list(data),
+            target_keys=changeset_targets(loaded),
+        )
+
+    return make

@@ -1,0 +1,301 @@
+"""Step B generators on handcrafted nights, the integrity test, the geDIG gauge and the bins.
+
+No database: the collection is built from rows, the base release is a plain stand-in with the graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ontology.store.port import EdgeData, GraphData, NodeData
+from review.bins import bin_for
+from review.changeset import EdgeAdd
+from review.collection import Collection, UnifiedOutcome, compute_metrics
+from review.gedig import aspl, delta_h_norm, entropy, gauge
+from review.generators import edges as edge_generators
+from review.generators.base import GeneratorContext
+from review.generators.merge import merge_changeset
+from review.integrity import integrity_violations
+from review.params import loop_params
+
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
+
+
+def collection_of(rows: list[dict[str, Any]]) -> Collection:
+    names: list[str] = []
+
+    def code(node: str | None) -> int:
+        if node is None:
+            return -1
+        if node not in names:
+            names.append(node)
+        return names.index(node)
+
+    built = Collection(
+        project_id=1,
+        window_start=NOW,
+        window_end=NOW,
+        log_ids=np.arange(1, len(rows) + 1),
+        created=np.arange(len(rows), dtype=float),
+        prompts=[r.get("prompt", f"p{i}") for i, r in enumerate(rows)],
+        sessions=np.arange(len(rows)),
+        sources=np.array([r.get("source", i) for i, r in enumerate(rows)]),
+        segments=np.zeros(len(rows), dtype=int),
+        landing=np.array([code(r["path"][0]) for r in rows]),
+        target=np.array([code(r["path"][-1]) for r in rows]),
+        paths=[tuple(code(n) for n in r["path"]) for r in rows],
+        path_edges=[tuple(tuple(e) for e in r.get("edges", ())) for r in rows],
+        labels=[() for _ in rows],
+        top_labels=[() for _ in rows],
+        shadow_wins=["" for _ in rows],
+        landing_candidates=[() for _ in rows],
+        flags=[frozenset() for _ in rows],
+        kinds=[r.get("kind", "INFO") for r in rows],
+        outcome=np.array([int(r["outcome"]) for r in rows], dtype=np.int8),
+        c_info=np.full(len(rows), np.nan),
+        confidence=np.full(len(rows), np.nan),
+        asked=np.zeros(len(rows), dtype=bool),
+        verified=np.array([UnifiedOutcome(int(r["outcome"])).strong for r in rows]),
+        node_names=names,
+        session_names=[],
+        source_names=[],
+        segment_names=["member|web"],
+    )
+    compute_metrics(built)
+    return built
+
+
+@dataclass
+class FakeBase:
+    graph: GraphData
+    documents: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def nodes(self) -> dict[str, NodeData]:
+        return {n.node_id: n for n in self.graph.nodes}
+
+
+def _node(node_id: str, type: str = "Info", **kw: Any) -> NodeData:
+    return NodeData(node_id=node_id, type=type, title=node_id, chunk=f"{node_id}.", clusters=("c",), **kw)
+
+
+CAPACITY = GraphData(
+    nodes=(
+        _node("P", "Decision"),
+        _node("Q", "Action", handler="python:x"),
+        _node("R", "Action", handler="python:x"),
+    ),
+    edges=(EdgeData("P", "Q", "LEADS_TO", 0.9), EdgeData("P", "R", "LEADS_TO", 0.3)),
+)
+
+
+def _context(rows: list[dict[str, Any]], graph: GraphData = CAPACITY) -> GeneratorContext:
+    return GeneratorContext(
+        project=None,
+        base=FakeBase(graph),
+        collection=collection_of(rows),
+        params=loop_params(),
+        seed=7,  # type: ignore[arg-type]
+    )
+
+
+def test_reinforce_inhibits_a_stale_edge_and_gives_its_mass_to_the_alternative():
+    stale = {"path": ["P", "Q"], "edges": [["P", "Q", "LEADS_TO"]], "kind": "ACTION"}
+    rows = [{**stale, "outcome": UnifiedOutcome.FAILURE, "source": i % 5} for i in range(30)]
+
+    [candidate] = edge_generators.generate_reinforce(_context(rows))
+
+    assert candidate.kind == "EDGE_INHIBIT"
+    weights = {(op.source, op.target): (op.previous, op.weight) for op in candidate.ops}
+    assert weights[("P", "Q")][0] == 0.9 and weights[("P", "Q")][1] <= -0.01
+    assert weights[("P", "R")][0] == 0.3 and weights[("P", "R")][1] >= 0.6
+    assert candidate.evidence["episodes"] == 30
+
+
+def test_reinforce_never_demotes_an_edge_whose_own_routes_end_well():
+    good = {
+        "path": ["P", "Q"],
+        "edges": [["P", "Q", "LEADS_TO"]],
+        "kind": "ACTION",
+        "outcome": UnifiedOutcome.CONFIRMED,
+    }
+    weak = {"path": ["P", "Q"], "edges": [["P", "Q", "LEADS_TO"]], "outcome": UnifiedOutcome.UNCERTAIN}
+
+    assert edge_generators.generate_reinforce(_context([good] * 30 + [weak] * 30)) == []
+
+
+def test_silent_routes_alone_never_promote_an_edge():
+    graph = replace(
+        CAPACITY, edges=(EdgeData("P", "Q", "LEADS_TO", 0.5), EdgeData("P", "R", "LEADS_TO", 0.3))
+    )
+    weak = {"path": ["P", "Q"], "edges": [["P", "Q", "LEADS_TO"]], "outcome": UnifiedOutcome.UNCERTAIN}
+    _, support, _, own = edge_generators.learn_weights(_context([weak] * 40, graph))
+
+    assert support[("P", "Q", "LEADS_TO")] == 40
+    assert own[("P", "Q", "LEADS_TO")] == 0.0  # no strong outcome: no evidence of its own
+    assert edge_generators.generate_reinforce(_context([weak] * 40, graph)) == []
+
+
+def test_a_recurring_detour_becomes_a_shortcut_proposal():
+    graph = GraphData(
+        nodes=(_node("D1", "Decision"), _node("D2", "Decision"), _node("T", "Action", handler="python:x")),
+        edges=(EdgeData("D1", "D2", "LEADS_TO", 0.8), EdgeData("D2", "T", "LEADS_TO", 0.8)),
+    )
+    detour = {"path": ["D1", "D2", "T"], "kind": "ACTION", "outcome": UnifiedOutcome.CONFIRMED}
+    rows = [{**detour, "source": i % 4} for i in range(20)]
+
+    [candidate] = edge_generators.generate_detours(_context(rows, graph))
+
+    assert candidate.kind == "EDGE_ADD"
+    assert candidate.ops == (EdgeAdd("D1", "T", "LEADS_TO", 0.7, "shortcut learned from repeated detours"),)
+    assert candidate.evidence["support"] == 20 and candidate.evidence["hops"] == {2: 20}
+
+
+def test_a_detour_from_too_few_sources_is_not_proposed():
+    graph = GraphData(
+        nodes=(_node("D1", "Decision"), _node("D2", "Decision"), _node("T")),
+        edges=(EdgeData("D1", "D2", "LEADS_TO", 0.8), EdgeData("D2", "T", "LEADS_TO", 0.8)),
+    )
+    rows = [{"path": ["D1", "D2", "T"], "outcome": UnifiedOutcome.CONFIRMED, "source": 1} for _ in range(20)]
+
+    assert edge_generators.generate_detours(_context(rows, graph)) == []
+
+
+GUARDED = GraphData(
+    nodes=(
+        _node("FAQ"),
+        _node("Clarify", "Clarify"),
+        _node("Refund", "Action", risk="high", handler="python:x"),
+        _node("Policy"),
+        _node("Policy2"),
+    ),
+    edges=(
+        EdgeData("Clarify", "Refund", "LEADS_TO", 0.8),
+        EdgeData("Refund", "Policy", "REQUIRES", 1.0),
+        EdgeData("Policy2", "Clarify", "LEADS_TO", 0.5),
+    ),
+)
+
+
+def _apply(graph: GraphData, ops: tuple) -> GraphData:
+    from review.shadow import apply_in_memory
+
+    return apply_in_memory(graph, {"labels": []}, ops).graph
+
+
+def test_integrity_refuses_a_shortcut_around_a_required_check():
+    ops = (EdgeAdd("FAQ", "Refund", "LEADS_TO", 0.7),)
+
+    violations = integrity_violations(GUARDED, _apply(GUARDED, ops), ops)
+
+    assert [(v.rule, v.message) for v in violations] == [
+        ("integrity.unguarded_reach", "FAQ would reach the guarded node Refund without a check")
+    ]
+
+
+def test_integrity_refuses_merging_a_requirement_into_the_action_that_requires_it():
+    ops = merge_changeset(GUARDED, "Refund", "Policy", reason="dup")
+
+    rules = {v.rule for v in integrity_violations(GUARDED, _apply(GUARDED, ops), ops)}
+
+    assert rules == {"integrity.type_family", "integrity.requirement_lost"}
+
+
+def test_integrity_accepts_a_merge_of_duplicates_behind_the_same_check():
+    ops = merge_changeset(GUARDED, "Policy", "Policy2", reason="dup")
+
+    assert integrity_violations(GUARDED, _apply(GUARDED, ops), ops) == []
+
+
+def test_gedig_entropy_and_path_terms():
+    h, k = entropy([1.0, 1.0], temperature=1.0)
+    assert (round(h, 6), k) == (round(np.log(2), 6), 2)
+    # a landing that becomes decisive gains order: (H_before − H_after) / log K > 0
+    assert delta_h_norm([[1.0, 1.0]], [[1.0, 0.0]], temperature=0.1) == pytest.approx(1.0, abs=1e-3)
+    import networkx as nx
+
+    chain = nx.DiGraph([("a", "b"), ("b", "c")])
+    assert aspl(chain, {"a", "b", "c"}) == pytest.approx(4 / 3)
+
+
+def test_gedig_gauge_of_a_shortcut_confirms_a_structural_gain():
+    graph = GraphData(
+        nodes=(_node("A"), _node("B"), _node("C")),
+        edges=(EdgeData("A", "B", "LEADS_TO", 1.0), EdgeData("B", "C", "LEADS_TO", 1.0)),
+    )
+    ops = (EdgeAdd("A", "C", "LEADS_TO", 0.7),)
+
+    g = gauge(
+        before=graph,
+        after=_apply(graph, ops),
+        ops=ops,
+        landing_before=[],
+        landing_after=[],
+        params=loop_params().gedig,
+    )
+
+    assert g.edit_cost == 1.0 and g.delta_epc_norm == pytest.approx(0.05)
+    assert g.delta_sp_rel[1] == pytest.approx((4 / 3 - 1.0) / (4 / 3))
+    assert g.gmin < g.g0 and g.dg and not g.ag
+
+
+BINS = loop_params().bins
+GOOD = {
+    "score": 0.2,
+    "violations": {"taxonomy": [], "security": []},
+    "confirmed_gain": 0.1,
+    "zone_coverage": 0.0,
+    "zone_interactions": 50,
+    "silence_dominated": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "replay", "guard", "boosted", "expected_bin", "reason"),
+    [
+        ("EDGE_INHIBIT", GOOD, {}, set(), "HIGH_CONF", "with confirmed evidence"),
+        (
+            "EDGE_INHIBIT",
+            {**GOOD, "silence_dominated": True},
+            {},
+            set(),
+            "MID_CONF",
+            "dominated by uncertain",
+        ),
+        ("EDGE_INHIBIT", {**GOOD, "confirmed_gain": 0.0}, {}, set(), "MID_CONF", "ActiveCheckCoverage 0.00"),
+        ("EDGE_INHIBIT", {**GOOD, "confirmed_gain": 0.0, "zone_coverage": 0.5}, {}, set(), "HIGH_CONF", ""),
+        ("SPLIT", GOOD, {}, set(), "MID_CONF", "SPLIT proposals always go to an expert"),
+        (
+            "EDGE_INHIBIT",
+            GOOD,
+            {"no_autocommit": True, "reason": "one segment"},
+            set(),
+            "MID_CONF",
+            "one segment",
+        ),
+        ("EDGE_INHIBIT", GOOD, {}, {"P"}, "MID_CONF", "confidence boost on P"),
+        ("EDGE_INHIBIT", {**GOOD, "score": 0.05}, {}, set(), "MID_CONF", "below the auto-commit threshold"),
+        ("EDGE_INHIBIT", {**GOOD, "score": 0.0}, {}, set(), "LOW_CONF", "< 0.01"),
+        (
+            "EDGE_INHIBIT",
+            {**GOOD, "violations": {"taxonomy": [], "security": ["x"]}},
+            {},
+            set(),
+            "LOW_CONF",
+            "1 ",
+        ),
+    ],
+)
+def test_confidence_bins(kind, replay, guard, boosted, expected_bin, reason):
+    decision = bin_for(
+        kind=kind, replay=replay, guard=guard, target_keys=["P", "Q"], boosted=boosted, params=BINS
+    )
+
+    assert decision.confidence_bin == expected_bin
+    assert reason in decision.reason
+    assert decision.autocommit == (expected_bin == "HIGH_CONF")

@@ -1,0 +1,155 @@
+"""The offline loop on Celery: the nightly beat entry, tasks per step chained on commit, progress in the
+Job row, and a real worker applying a duplicated step message once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_beat_schedule_runs_the_offline_loop_nightly():
+    from arg_platform.schedule import beat_schedule
+
+    entry = beat_schedule(nightly_hour_utc=3)["review-offline-nightly"]
+
+    assert entry["task"] == "review.offline_nightly"
+    assert entry["schedule"].hour == {3} and entry["schedule"].minute == {0}
+
+
+@pytest.mark.django_db
+def test_the_nightly_task_opens_one_run_per_project_and_queues_it_on_commit(
+    small_release, django_capture_on_commit_callbacks
+):
+    from review.models import OfflineRun
+    from review.tasks import offline_nightly_task
+
+    project, _ = small_release
+    with django_capture_on_commit_callbacks(execute=False) as first:
+        opened = offline_nightly_task()
+    with django_capture_on_commit_callbacks(execute=False) as second:
+        again = offline_nightly_task()  # a duplicated beat tick
+
+    run = OfflineRun.objects.get(project=project)
+    assert opened == [run.pk] and again == []
+    assert (len(first), len(second)) == (1, 0)
+    assert run.idempotency_key.startswith("nightly:") and run.job.status == "QUEUED"
+
+
+@pytest.mark.django_db
+def test_each_step_queues_the_next_on_commit_and_reports_progress(
+    small_release, django_capture_on_commit_callbacks, monkeypatch
+):
+    from arg_platform.celery import app
+    from review.loop import STEPS, offline_run_open
+    from review.tasks import offline_run_enqueue
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
+    project, release = small_release
+    run = offline_run_open(project=project, idempotency_key="manual")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        offline_run_enqueue(run)
+
+    run.refresh_from_db()
+    assert len(callbacks) == len(STEPS)  # the first queued by enqueue, each next one by its predecessor
+    assert run.status == "SUCCEEDED" and run.base_release_id == release.pk
+    assert [s for s in STEPS if run.stats["steps"][s]["done"]] == list(STEPS)
+    assert run.job.status == "SUCCEEDED" and run.job.progress == 1.0
+    started = [line.split(" ", 1)[1] for line in run.job.log.splitlines() if line.endswith(" started")]
+    assert started == [f"[{step}] started" for step in STEPS]
+
+
+@pytest.fixture
+def worker() -> Any:
+    from django.db import connection
+
+    env = dict(os.environ)
+    env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
+    env["ARG_DATA_DIR"] = str(settings.DATA_DIR)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "arg_platform",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "1",
+            "--pool",
+            "solo",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _wait_for(predicate: Any, timeout: float = 90.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_runs_a_duplicated_step_message_once(worker, stored_proposal):
+    from ontology.releases import release_publish
+    from review.changeset import EdgeSetWeight
+    from review.loop import STEPS, offline_run_open
+    from review.models import OfflineRun, ProposalDecision
+    from review.tasks import offline_bin_task
+    from taxonomy.packs import pack_import, pack_read
+
+    project = pack_import(pack_read(ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml")).project
+    release = release_publish(project=project, actor=None)
+    run = offline_run_open(project=project, idempotency_key="worker-test")
+    run.stats = {"steps": {s: {"done": True} for s in STEPS[: STEPS.index("bin")]}}
+    run.save(update_fields=["stats"])
+    op = EdgeSetWeight("N-invoice-download", "N-resend-invoice", "LEADS_TO", 0.9, previous=0.7)
+    proposal = stored_proposal(project, release, "EDGE_WEIGHT", [op], status="SCORED")
+    proposal.run = run
+    proposal.replay = {"score": 0.05, "violations": {"taxonomy": [], "security": []}, "zone_interactions": 50}
+    proposal.save()
+
+    offline_bin_task.delay(run.pk)
+    offline_bin_task.delay(run.pk)  # a duplicated message must not bin twice
+
+    assert _wait_for(lambda: OfflineRun.objects.get(pk=run.pk).status != "RUNNING"), (
+        "the worker never finished"
+    )
+    run.refresh_from_db()
+    proposal.refresh_from_db()
+    assert run.status == "SUCCEEDED"
+    assert (proposal.status, proposal.confidence_bin) == ("PENDING_REVIEW", "MID_CONF")
+    assert run.stats["steps"]["bin"]["bins"] == {"HIGH_CONF": 0, "MID_CONF": 1, "LOW_CONF": 0}
+    assert run.job.status == "SUCCEEDED" and run.job.progress == 1.0
+    queue = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+    assert _wait_for(lambda: not any(queue.iterdir())), "the duplicated message was never consumed"
+    run.refresh_from_db()
+    assert run.job.log.count("[bin] started") == 1
+    assert ProposalDecision.objects.filter(proposal=proposal).count() == 0

@@ -16,9 +16,9 @@ The head is thrown away; the encoder is saved as a sentence-transformers folder 
 ``ARG_DATA_DIR/encoders/<checksum>/`` (content-addressed, never in the database) and the release
 bundle records the checksum. ``ARG_DATA_DIR/encoders/inputs/<training key>.json`` remembers which
 encoder a given (base weights, recipe, examples) trained, so republishing a release whose examples did
-not change reuses it instead of fine-tuning again. The release then embeds its labels, nodes and classifier examples with
-that encoder, and every request served from it embeds the prompt once with it
-(``encoder_for_documents``). A release without one uses the platform embedder as before.
+not change reuses it instead of fine-tuning again. The release then embeds its labels, nodes and
+classifier examples with that encoder, and every request served from it embeds the prompt once with
+it (``encoder_for_documents``). A release without one uses the platform embedder as before.
 
 When: ``settings.CLASSIFIER_FINETUNE`` — ``off``; ``on`` (whenever there are two classes or more);
 ``auto`` (default): at least ``CLASSIFIER_FINETUNE_MIN_EXAMPLES`` validated examples in total and on

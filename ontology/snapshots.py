@@ -50,11 +50,23 @@ class SnapshotRegistry:
             return self._locks.setdefault(project_id, threading.Lock())
 
     @staticmethod
-    def _active(project_id: int) -> int | None:
+    def _active(project_id: int) -> tuple[int, str] | None:
+        """(id, checksum) of the active release. The checksum matters as much as the id: SQLite reuses
+        the id of a deleted or rolled-back row, so an id alone could pass a stale snapshot for current."""
         from .models import Release
 
         return (
-            Release.objects.filter(project_id=project_id, is_active=True).values_list("pk", flat=True).first()
+            Release.objects.filter(project_id=project_id, is_active=True)
+            .values_list("pk", "checksum")
+            .first()
+        )
+
+    @staticmethod
+    def _is(snapshot: GraphSnapshot | None, active: tuple[int, str] | None) -> bool:
+        return (
+            snapshot is not None
+            and active is not None
+            and (snapshot.release_id, snapshot.checksum) == (active[0], active[1])
         )
 
     def _load(self, project_id: int, release_id: int) -> GraphSnapshot:
@@ -72,7 +84,7 @@ class SnapshotRegistry:
         if entry is not None and not force_check and now - entry.checked_at < self._interval():
             return entry.snapshot
         active = self._active(project_id)
-        if entry is not None and entry.snapshot is not None and entry.snapshot.release_id == active:
+        if entry is not None and self._is(entry.snapshot, active):
             self._entries[project_id] = _Entry(entry.snapshot, now)
             return entry.snapshot
         if active is None:
@@ -80,9 +92,9 @@ class SnapshotRegistry:
             return None
         with self._lock(project_id):
             entry = self._entries.get(project_id)
-            if entry is not None and entry.snapshot is not None and entry.snapshot.release_id == active:
+            if entry is not None and self._is(entry.snapshot, active):
                 return entry.snapshot
-            snapshot = self._load(project_id, active)
+            snapshot = self._load(project_id, active[0])
             self.loads += 1
             self._entries[project_id] = _Entry(snapshot, time.monotonic())  # the atomic swap
             return snapshot

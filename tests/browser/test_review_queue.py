@@ -155,6 +155,7 @@ def test_reviewer_approves_a_split_and_a_merge_and_the_release_routes_as_replaye
     screenshot("review-queue")
 
     # When they move down the queue with the keyboard and open the split (best score first),
+    page.wait_for_load_state("load")  # the keyboard script is deferred: the table can show before it runs
     page.keyboard.press("j")
     expect(page.locator(f"#proposal-row-{split.pk} a.row-link")).to_be_focused()
     page.keyboard.press("Enter")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from arg_platform.errors import RuleViolation
 from ontology.models import Release
 from ontology.releases import release_activate, release_diff, release_publish, release_snapshot
-from ontology.snapshots import SnapshotRegistry
+from ontology.snapshots import SnapshotRegistry, _Entry
 from ontology.store import get_graph_store
 from ontology.store.port import EdgeData
 from taxonomy.models import Label
@@ -113,7 +114,7 @@ def test_a_request_never_sees_a_half_swapped_release(tiny, make_user):
     registry = SnapshotRegistry(
         check_interval_s=0, loader=lambda _p, rid: snapshots[1 if rid == v1.pk else 2]
     )
-    active = {"id": v2.pk}
+    active = {"id": (v2.pk, v2.checksum)}
     registry._active = lambda _pid: active["id"]  # the swapper below flips the active release
     errors: list[str] = []
     seen: set[int] = set()
@@ -133,7 +134,7 @@ def test_a_request_never_sees_a_half_swapped_release(tiny, make_user):
     for t in threads:
         t.start()
     for i in range(400):
-        active["id"] = v1.pk if i % 2 else v2.pk
+        active["id"] = (v1.pk, v1.checksum) if i % 2 else (v2.pk, v2.checksum)
         time.sleep(0.001)
     stop.set()
     for t in threads:
@@ -141,3 +142,16 @@ def test_a_request_never_sees_a_half_swapped_release(tiny, make_user):
     assert errors == []
     assert seen == {1, 2}  # the swaps really happened under the readers
     assert registry.loads >= 2
+
+
+def test_a_reused_release_id_with_another_checksum_is_not_served_from_the_registry(tiny, make_user):
+    """SQLite reuses the id of a deleted row: the registry must tell releases apart by checksum too."""
+    v1 = release_publish(project=tiny, actor=make_user("e4"))
+    stale = release_snapshot(release=v1)
+    fresh = replace(stale, checksum="0" * len(stale.checksum))
+    registry = SnapshotRegistry(check_interval_s=0, loader=lambda _p, _rid: fresh)
+    registry._entries[tiny.pk] = _Entry(replace(stale, checksum="f" * len(stale.checksum)), 0.0)
+    registry._active = lambda _pid: (v1.pk, fresh.checksum)
+
+    assert registry.pin(tiny.pk) is fresh
+    assert registry.loads == 1

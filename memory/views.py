@@ -8,21 +8,17 @@ on the form (status 422) and nothing is written.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
 
-from arg_platform.errors import Forbidden, NotFound, RuleViolation
+from arg_platform.errors import RuleViolation
 from projects.access import Capability, ProjectAccess
-from projects.selectors import project_access
-from taxonomy.views.base import REFUSED, _to_login, go_to, render_page
+from taxonomy.views.base import REFUSED, go_to, project_view, render_page
 
 from . import selectors, services
 from .edges import session_reconstruct
@@ -33,34 +29,8 @@ PAGE_SIZE = 50
 
 
 def memory_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Resolve the caller in ``project`` (404 when they cannot see it); POST needs REVIEW (403)."""
-
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        @functools.wraps(view)
-        def wrapper(request: HttpRequest, project: str, **kwargs: Any) -> HttpResponse:
-            if not request.user.is_authenticated:
-                return _to_login(request)
-            return allowed(request, project, **kwargs)
-
-        @require_http_methods(list(methods))
-        def allowed(request: HttpRequest, project: str, **kwargs: Any) -> HttpResponse:
-            try:
-                access = project_access(user=request.user, token=None, slug=project)
-            except NotFound as exc:
-                raise Http404(exc.message) from exc
-            request.project_access = access  # type: ignore[attr-defined]
-            if request.method == "POST" and not access.can(Capability.REVIEW):
-                raise PermissionDenied(f"your role ({access.role}) may read but not review memory")
-            try:
-                return view(request, access, **kwargs)
-            except NotFound as exc:
-                raise Http404(exc.message) from exc
-            except Forbidden as exc:
-                raise PermissionDenied(exc.message) from exc
-
-        return wrapper
-
-    return decorate
+    """The project page decorator with POST needing REVIEW: resolving memory is a reviewer's decision."""
+    return project_view(*methods, post_capability=Capability.REVIEW)
 
 
 def _page(request: HttpRequest, items: Any) -> Any:

@@ -37,8 +37,11 @@ HISTORY_PAGE_SIZE = 50
 LABEL_HISTORY_SIZE = 20
 
 
-def project_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Resolve the caller in ``project`` (404 when they cannot see it); POST needs CURATE (403)."""
+def project_view(
+    *methods: str, post_capability: Capability = Capability.CURATE
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Resolve the caller in ``project`` (404 when they cannot see it); POST needs ``post_capability``
+    (CURATE unless the app says otherwise; 403)."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @functools.wraps(view)
@@ -54,8 +57,10 @@ def project_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Calla
             except NotFound as exc:
                 raise Http404(exc.message) from exc
             request.project_access = access  # type: ignore[attr-defined]
-            if request.method == "POST" and not access.can(Capability.CURATE):
-                raise PermissionDenied(f"your role ({access.role}) may read but not curate in this project")
+            if request.method == "POST" and not access.can(post_capability):
+                raise PermissionDenied(
+                    f"your role ({access.role}) may read but not {post_capability.value} in this project"
+                )
             try:
                 return view(request, access, **kwargs)
             except NotFound as exc:

@@ -14,14 +14,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from arg_platform.celery import app as celery_app
 from arg_platform.models import AuditEvent, Job
@@ -30,6 +27,7 @@ from ontology.models import Release
 from ontology.releases import release_snapshot
 from ontology.store import get_graph_store
 from taxonomy.packs import pack_import, pack_read
+from tests.celery_worker import celery_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL_PACK = ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml"
@@ -46,47 +44,14 @@ def _wait_for(predicate, timeout: float) -> bool:
 
 @pytest.fixture
 def drill_worker(tmp_path):
-    env = dict(os.environ)
-    env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
-    env["ARG_DATA_DIR"] = str(settings.DATA_DIR)
-    env["ARG_DRILL_DIR"] = str(tmp_path)
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    env["ARG_LOG_FORMAT"] = "json"
-    log = open(tmp_path / "worker.log", "wb")  # noqa: SIM115 - closed in teardown
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "arg_platform",
-            "worker",
-            "--include",
-            "tests.faults.drill_tasks",
-            "--loglevel",
-            "INFO",
-            "--pool",
-            "prefork",
-            "--concurrency",
-            "1",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    yield {"proc": proc, "dir": tmp_path, "log": tmp_path / "worker.log"}
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    log.close()
+    env = {"ARG_DRILL_DIR": str(tmp_path), "ARG_LOG_FORMAT": "json"}
+    env["OPENBLAS_NUM_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS", "1")
+    drill = ["tests.faults.drill_tasks"]
+    with (
+        open(tmp_path / "worker.log", "wb") as log,
+        celery_worker(pool="prefork", include=drill, stdout=log, env=env) as proc,
+    ):
+        yield {"proc": proc, "dir": tmp_path, "log": tmp_path / "worker.log"}
 
 
 def _kill_the_paused_attempt(drill: dict, *, timeout: float = 150) -> int:

@@ -4,56 +4,22 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from arg_platform.models import Job
 from arg_platform.request_id import set_request_id
 from arg_platform.tasks import job_probe_task
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.celery_worker import celery_worker
 
 
 @pytest.fixture
 def worker():
-    env = dict(os.environ)
-    env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
-    env["ARG_DATA_DIR"] = str(settings.DATA_DIR)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "arg_platform",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "1",
-            "--pool",
-            "solo",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with celery_worker(stdout=subprocess.PIPE) as proc:
+        yield proc
 
 
 def _wait_for(predicate, timeout: float = 60.0) -> bool:

@@ -3,15 +3,14 @@ Job row, and a real worker applying a duplicated step message once."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
+
+from tests.celery_worker import celery_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,41 +68,8 @@ def test_each_step_queues_the_next_on_commit_and_reports_progress(
 
 @pytest.fixture
 def worker() -> Any:
-    from django.db import connection
-
-    env = dict(os.environ)
-    env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
-    env["ARG_DATA_DIR"] = str(settings.DATA_DIR)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "arg_platform",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "1",
-            "--pool",
-            "solo",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with celery_worker() as proc:
+        yield proc
 
 
 def _wait_for(predicate: Any, timeout: float = 90.0) -> bool:

@@ -47,7 +47,12 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from arg_platform.embedder import EmbedderUnavailable, SentenceTransformerEmbedder, get_embedder
+from arg_platform.embedder import (
+    EmbedderUnavailable,
+    SentenceTransformerEmbedder,
+    folder_checksum,
+    get_embedder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -305,14 +310,7 @@ def _trained_before(root: Path, key: str) -> FinetunedEncoder | None:
 
 def encoder_checksum(folder: Path) -> str:
     """sha256 over every file of the folder (relative path and content), in path order."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\0")
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return folder_checksum(folder)
 
 
 # --- serving -------------------------------------------------------------------------------------
@@ -340,6 +338,11 @@ class ReleaseEncoder(SentenceTransformerEmbedder):
                 f"release encoder {self.checksum[:12]}: checksum mismatch (found {found[:12]})"
             )
         return str(folder)
+
+    def model_key(self) -> str:
+        """The checksum the release recorded (``model_path`` verifies the folder against it)."""
+        self.model_path()
+        return self.checksum
 
     @property
     def loaded(self) -> bool:

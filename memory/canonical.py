@@ -122,6 +122,12 @@ ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("junior", "lead"), ("technical", "non-technical"), ("primary", "replica"), ("peaks", "drops"),
     ("spikes", "drops"), ("start", "end"), ("first", "last"), ("everyone", "nobody"),
     ("everything", "nothing"), ("all", "none"),
+    # session 3, from the development negatives of v1–v4 (compared on stems, see comparator._polarity_flips)
+    ("over", "under"), ("above", "below"), ("automatically", "manually"), ("automatic", "manual"),
+    ("inbound", "outbound"), ("weekday", "weekend"), ("hot", "cold"), ("soft", "hard"), ("early", "late"),
+    ("helpful", "unhelpful"), ("active", "inactive"), ("shown", "hidden"), ("formal", "informal"),
+    ("dedicated", "shared"), ("single", "separate"), ("precede", "follow"), ("morning", "evening"),
+    ("start", "stop"), ("including", "excluding"),
 )  # fmt: skip
 ANTONYM_WORDS: dict[str, str] = {}
 for _pos, _neg in ANTONYM_PAIRS:
@@ -130,7 +136,8 @@ for _pos, _neg in ANTONYM_PAIRS:
 ANTONYM_PHRASES = (
     ("turned on", "turned off"), ("switched on", "switched off"), ("scales up", "scales down"),
     ("scale up", "scale down"), ("went up", "went down"), ("go up", "go down"), ("goes up", "goes down"),
-    ("opted in", "opted out"), ("during", "outside"),
+    ("opted in", "opted out"), ("during", "outside"), ("at least", "at most"), ("opt in", "opt out"),
+    ("opts in", "opts out"),
 )  # fmt: skip
 STOPWORDS = frozenset(
     words(
@@ -153,6 +160,7 @@ ACRONYM_RE = re.compile(r"\b([A-Z]{2,}[0-9]*)\b")
 CAPITALISED_WORD_RE = re.compile(r"(?<=[^.!?:;\s])(\s+)([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*)\b")
 
 
+CURRENCY_WORDS = {"dollar": "usd", "euro": "eur", "pound": "gbp"}
 TZ_ALIASES = {"et": "eastern", "pt": "pacific", "ct": "central"}
 FREQUENCY_UNITS = {"hour": "hour", "dai": "day", "week": "week", "month": "month", "year": "year"}
 
@@ -202,6 +210,25 @@ def normalize(text: str, synonyms: Mapping[str, str] | None = None) -> str:
     text = re.sub(r"\bhalf an hour\b|\bhalf hour\b", "30 minutes", text)
     text = re.sub(r"\b(?:a )?quarter of an hour\b|\bquarter hour\b", "15 minutes", text)
     text = re.sub(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?![a-z])", _clock, text)  # 9 am → 09:00
+    # "may" is a stopword (the verb) unless it names the month: "31 may", "may 31", "in may"
+    text = re.sub(
+        r"\b(\d{1,2}(?:st|nd|rd|th)?\s+)may\b|\bmay(?=\s+(?:\d{1,2}(?:st|nd|rd|th)?|\d{4})\b)",
+        r"\1month-may",
+        text,
+    )
+    text = re.sub(
+        r"\b(in|during|since|until|till|by|from|of|early|late|mid|end of|last|next)\s+may\b",
+        r"\1 month-may",
+        text,
+    )
+    # bounds are not negations: "must not exceed 9", "no more than 3" say "at most"
+    text = re.sub(
+        r"\b(?:no|not) more than\b|\b(?:must|may|should|shall|can|will|does|do)\s+not exceed\b",
+        "at most",
+        text,
+    )
+    text = re.sub(r"\b(?:no|not) less than\b|\bno fewer than\b", "at least", text)
+    text = re.sub(r"\b(can|could|will|would|may|might|should|must|to|does|did)\s+last\b", r"\1 lasting", text)
     text = re.sub(r"\bnoon\b|\bmidday\b", "12:00", text)
     text = re.sub(r"\bmidnight\b", "00:00", text)
     text = re.sub(
@@ -211,7 +238,14 @@ def normalize(text: str, synonyms: Mapping[str, str] | None = None) -> str:
     text = re.sub(r"\b(\d{1,2}(?:\s*[ap]m)?)\s+(et|pt|ct)\b", lambda m: f"{m[1]} {TZ_ALIASES[m[2]]}", text)
     text = re.sub(r",\s*not\b|\brather than\b", " instead of", text)  # contrast, not negation
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 1,000 → 1000
+    text = re.sub(
+        r"([$€£]\s?)(\d+(?:\.\d+)?)k\b", lambda m: f"{m[1]}{round(float(m[2]) * 1000)}", text
+    )  # $50k
     text = re.sub(r"\$\s?(\d+(?:\.\d+)?)", r"\1 usd", text)  # $49 → 49 usd
+    text = re.sub(r"£\s?(\d+(?:\.\d+)?)", r"\1 gbp", text)
+    text = re.sub(
+        r"(\d) (dollars?|euros?|pounds?)\b", lambda m: f"{m[1]} {CURRENCY_WORDS[m[2].rstrip('s')]}", text
+    )  # 49 dollars → 49 usd
     text = re.sub(r"€\s?(\d+(?:\.\d+)?)", r"\1 eur", text)
     text = re.sub(r"(\d)\s*%", r"\1 %", text)
     text = re.sub(rf"\b(\d+(?:\.\d+)?)({UNIT_WORDS})\b", r"\1 \2", text)  # 2gb → 2 gb

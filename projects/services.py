@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import datetime, timedelta
+import threading
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from arg_platform.errors import RuleViolation, Violation
 
@@ -113,17 +117,92 @@ def api_token_rotate(
     )
 
 
+class _TokenCache:
+    """Per-process cache of authenticated tokens (with project, user and role joined), by key hash.
+
+    Authenticating a client request is on the hot path of every API call; the joined row costs
+    ≈ 0.6 ms of ORM work on each. The cache keeps that row for ``TOKEN_AUTH_CACHE_S`` seconds, but the
+    facts that can take a token away — ``revoked_at`` and ``expires_at`` — are read fresh from the
+    database on every request (one indexed single-row select, ≈ 15 µs), so a revocation or rotation made
+    by any process takes effect on the next request everywhere. What a cached row may show stale for
+    at most the TTL: the names of its project and role, its user's fields (a user switched inactive is
+    re-read within the TTL).
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.capacity = capacity
+        self._rows: dict[str, tuple[float, ApiToken]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, digest: str, ttl_s: float) -> ApiToken | None:
+        with self._lock:
+            found = self._rows.get(digest)
+        if found is None or time.monotonic() - found[0] > ttl_s:
+            return None
+        return found[1]
+
+    def put(self, digest: str, token: ApiToken) -> None:
+        with self._lock:
+            if len(self._rows) >= self.capacity:
+                self._rows.clear()
+            self._rows[digest] = (time.monotonic(), token)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+
+token_cache = _TokenCache()
+
+
+def _token_live_state(pk: int, digest: str) -> tuple[datetime | None, datetime | None] | None:
+    """``(revoked_at, expires_at)`` of a token read now, or None when the row is gone."""
+    table = ApiToken._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT revoked_at, expires_at FROM {table} WHERE id = %s AND key_hash = %s", [pk, digest])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return _aware(row[0]), _aware(row[1])
+
+
+def _aware(value: Any) -> datetime | None:
+    """A datetime column read by a raw cursor as an aware datetime (SQLite stores naive UTC text)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = parse_datetime(value)
+        if value is None:
+            raise ValueError("unreadable datetime in the api token table")
+    return value if timezone.is_aware(value) else timezone.make_aware(value, UTC)
+
+
 def api_token_authenticate(*, key: str) -> ApiToken | None:
-    """The live token matching ``key``, or None (unknown, revoked or expired)."""
+    """The live token matching ``key``, or None (unknown, revoked or expired).
+
+    Revocation and expiry are checked against the database on every call (see ``_TokenCache``).
+    """
     parts = key.split("_", 2)
     if len(parts) != 3 or parts[0] != "arg":
         return None
-    token = ApiToken.objects.select_related("project", "user", "role").filter(prefix=parts[1]).first()
-    if token is None or not secrets.compare_digest(token.key_hash, _hash_key(key)):
+    digest = _hash_key(key)
+    ttl_s = float(getattr(settings, "TOKEN_AUTH_CACHE_S", 30))
+    token = token_cache.get(digest, ttl_s) if ttl_s > 0 else None
+    if token is None:
+        token = ApiToken.objects.select_related("project", "user", "role").filter(prefix=parts[1]).first()
+        if token is None or not secrets.compare_digest(token.key_hash, digest):
+            return None
+        if ttl_s > 0:
+            token_cache.put(digest, token)
+    state = _token_live_state(token.pk, digest)
+    if state is None:
         return None
+    revoked_at, expires_at = state
+    token.revoked_at, token.expires_at = revoked_at, expires_at
     now = timezone.now()
-    if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
+    if revoked_at is not None or (expires_at is not None and expires_at <= now):
         return None
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
     return token

@@ -19,9 +19,11 @@ One run, all on loopback, all stopped by itself:
    its first request) until a whole round of concurrent requests is fast;
 4. measured, each request a prompt never sent before (so the embedder's cache never answers):
    ``GET /api/v1/whoami/`` (the floor of HTTP + middleware + DRF + token authentication), then
-   ``POST /api/v1/infer`` at the *latency* concurrency (default 2, one request per worker) and at the
-   *throughput* concurrency (default 8, the workers' threads kept busy), each a bounded number of
-   requests with a time limit;
+   ``POST /api/v1/infer`` at the *latency* concurrency (default 1: one client, the time a request
+   takes — the condition the embed-only floor is measured in, so ``P50 / floor`` compares like with
+   like), at the *paired* concurrency (one request per worker, default 2: both cores busy, shared with
+   this load generator) and at the *throughput* concurrency (default 8, the workers' threads kept
+   busy), each a bounded number of requests with a time limit;
 5. the number of InferenceLog rows of the project is checked against the requests sent (every
    authenticated request leaves exactly one), then the server is stopped and the folder removed.
 
@@ -547,7 +549,8 @@ def log_rows(db_path: Path, slug: str) -> int:
 class BenchConfig:
     sizes: tuple[int, ...] = (1000, 10000, 100000)
     requests: int = 1000
-    concurrency: int = 2
+    concurrency: int = 1
+    paired_concurrency: int = 2
     throughput_concurrency: int = 8
     workers: int = 2
     seed: int = 7
@@ -600,7 +603,8 @@ def measure_size(
     warm_concurrency = config.workers * 4
     warm = prompts[: 20 * warm_concurrency]
     latency_prompts = prompts[len(warm) : len(warm) + config.requests]
-    throughput_prompts = prompts[len(warm) + config.requests :]
+    paired_prompts = prompts[len(warm) + config.requests : len(warm) + 2 * config.requests]
+    throughput_prompts = prompts[len(warm) + 2 * config.requests :]
     log(f"{n:,} nodes: warming up both workers")
     t = time.perf_counter()
     warm_sent = warm_up(server, headers, warm, concurrency=warm_concurrency, log=log)
@@ -622,6 +626,14 @@ def measure_size(
         concurrency=config.concurrency,
         name="latency",
     )
+    log(f"{n:,} nodes: POST /api/v1/infer × {len(paired_prompts)} at concurrency {config.paired_concurrency}")
+    paired = drive(
+        server,
+        infer_requests(paired_prompts),
+        headers=headers,
+        concurrency=config.paired_concurrency,
+        name="paired",
+    )
     log(
         f"{n:,} nodes: POST /api/v1/infer × {len(throughput_prompts)} "
         f"at concurrency {config.throughput_concurrency}"
@@ -634,11 +646,11 @@ def measure_size(
         name="throughput",
     )
     load["after"] = _loadavg()
-    sent = warm_sent + len(latency.statuses) + len(throughput.statuses)
+    sent = warm_sent + len(latency.statuses) + len(paired.statuses) + len(throughput.statuses)
     rows = log_rows(db_path, prepared["slug"])
     failures = [
         (phase.name, status, body[:300].decode(errors="replace"))
-        for phase in (whoami, latency, throughput)
+        for phase in (whoami, latency, paired, throughput)
         for status, body in zip(phase.statuses, phase.bodies, strict=True)
         if status != 200
     ]
@@ -649,7 +661,7 @@ def measure_size(
         return float(np.median(values)) if values else float("nan")
 
     outcomes: dict[str, int] = {}
-    for body in latency.bodies + throughput.bodies:
+    for body in latency.bodies + paired.bodies + throughput.bodies:
         if body:
             kind = json.loads(body).get("outcome", {}).get("kind", "?")
             outcomes[kind] = outcomes.get(kind, 0) + 1
@@ -676,12 +688,13 @@ def measure_size(
             "server_cpu_ms": whoami.server_cpu_ms,
         },
         "latency": _phase_json(latency, step_p50),
+        "paired": _phase_json(paired, step_p50),
         "throughput": _phase_json(throughput, step_p50),
         "outcomes": outcomes,
         "requests_sent": sent,
         "log_rows": rows,
         "failures": failures[:10],
-        "timed_out": latency.timed_out or throughput.timed_out or whoami.timed_out,
+        "timed_out": latency.timed_out or paired.timed_out or throughput.timed_out or whoami.timed_out,
     }
 
 
@@ -725,7 +738,7 @@ def run(config: BenchConfig, *, log: Log) -> dict[str, Any]:
         server = start_server(env, data_dir, workers=config.workers)
         log(f"gunicorn answers on port {server.port}")
         for n in config.sizes:
-            count = 20 * config.workers * 4 + 2 * config.requests
+            count = 20 * config.workers * 4 + 3 * config.requests
             prepared = _child(
                 env,
                 [
@@ -783,22 +796,25 @@ def table(results: dict[str, Any]) -> list[str]:
     """The printed table: one line per size."""
     config = results["config"]
     c, big_c = config["concurrency"], config["throughput_concurrency"]
+    pair_c = config.get("paired_concurrency", 2)
     header = (
         f"{'nodes':>8} {'edges':>8} {'labels':>6} {'publish s':>9} | "
         f"{'P50 ms':>7} {'P95 ms':>7} {'P99 ms':>7} {'req/s':>6} @c={c} | "
+        f"{'P50 ms':>7} {'P95 ms':>7} @c={pair_c} | "
         f"{'P50 ms':>7} {'P95 ms':>7} {'req/s':>6} @c={big_c} | "
         f"{'server P50':>10} {'embed P50':>9} {'embed floor':>11} {'whoami P50':>10} "
         f"{'P50/floor':>9} | {'CPU ms/req':>10} {'floor CPU':>9} | {'logs':>11}"
     )
     lines = [header]
     for row in results["sizes"]:
-        lat, tp = row["latency"], row["throughput"]
+        lat, pair, tp = row["latency"], row["paired"], row["throughput"]
         floor = row["embed_floor_ms"]["p50"]
         logs = f"{row['log_rows']}/{row['requests_sent']}"
         lines.append(
             f"{row['nodes']:>8,} {row['edges']:>8,} {row['labels']:>6,} {row['publish_s']:>9.1f} | "
             f"{lat['p50_ms']:>7.1f} {lat['p95_ms']:>7.1f} {lat['p99_ms']:>7.1f} {lat['rps']:>6.0f} "
             f"{'':>{4 + len(str(c))}} | "
+            f"{pair['p50_ms']:>7.1f} {pair['p95_ms']:>7.1f} {'':>{4 + len(str(pair_c))}} | "
             f"{tp['p50_ms']:>7.1f} {tp['p95_ms']:>7.1f} {tp['rps']:>6.0f} {'':>{4 + len(str(big_c))}} | "
             f"{lat['server_total_p50_ms']:>10.1f} {lat['server_embed_p50_ms']:>9.1f} {floor:>11.1f} "
             f"{row['whoami_ms']['p50']:>10.1f} {lat['p50_ms'] / floor:>9.2f} | "

@@ -40,12 +40,17 @@ def test_small_run_prints_table_and_summary_and_logs_every_request(tmp_path):
     row = results["sizes"][0]
     assert (row["nodes"], row["edges"]) == (300, 1500)
     assert (row["latency"]["requests"], row["latency"]["ok"]) == (40, 40)
+    assert (row["paired"]["requests"], row["paired"]["ok"]) == (40, 40)
     assert (row["throughput"]["requests"], row["throughput"]["ok"]) == (40, 40)
-    assert (row["latency"]["concurrency"], row["throughput"]["concurrency"]) == (2, 8)
+    assert (row["latency"]["concurrency"], row["paired"]["concurrency"], row["throughput"]["concurrency"]) == (
+        1,
+        2,
+        8,
+    )
     assert row["failures"] == [] and row["timed_out"] is False
-    assert row["requests_sent"] == row["warm_up_requests"] + 80
+    assert row["requests_sent"] == row["warm_up_requests"] + 120
     assert row["log_rows"] == row["requests_sent"]
-    assert sum(row["outcomes"].values()) == 80
+    assert sum(row["outcomes"].values()) == 120
     assert match.group(1) == f"{row['latency']['p50_ms']:.1f}"
     assert match.group(3) == f"{row['embed_floor_ms']['p50']:.1f}"
     assert row["latency"]["server_steps_p50_ms"]["embed"] > 0

@@ -4,6 +4,7 @@ checked-in pair files are well formed and split without overlap."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -92,3 +93,100 @@ def test_the_checked_in_pair_files_are_disjoint_and_balanced():
     assert not facts["pairs_v1_tuning"] & facts["pairs_v1_heldout"]
     kinds = {p.kind for p in files["pairs_v3_heldout"]}
     assert kinds == {"paraphrase", "cross", "numbers", "negation", "swap", "antonym", "entity"}
+
+
+V5_SHA256 = "cd532e84e619ae4525e5ba3fded9e7f5e1f2b17eeac32803040c93be94001efb"
+
+
+def test_the_v5_held_out_file_is_frozen_new_and_balanced(monkeypatch):
+    from memory.bench import pairs_v5_source
+
+    path = BENCH / "pairs_v5_heldout.json"
+    pairs = pairs_load(path)
+    earlier = {
+        p.a
+        for name in (
+            "pairs_v1_tuning",
+            "pairs_v1_heldout",
+            "pairs_v2_heldout",
+            "pairs_v3_heldout",
+            "pairs_v4_heldout",
+        )
+        for p in pairs_load(BENCH / f"{name}.json")
+    }
+    earlier_labels = {
+        p.label
+        for name in (
+            "pairs_v1_tuning",
+            "pairs_v1_heldout",
+            "pairs_v2_heldout",
+            "pairs_v3_heldout",
+            "pairs_v4_heldout",
+        )
+        for p in pairs_load(BENCH / f"{name}.json")
+    }
+
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == V5_SHA256  # recorded in docs/benchmarks.md
+    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
+    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & earlier_labels
+    assert not {p.a for p in pairs} & earlier
+    # the source rebuilds exactly the frozen file, and refuses to overwrite it
+    assert json.dumps(pairs_v5_source.build_v5(), indent=1, ensure_ascii=False) + "\n" == path.read_text(
+        "utf-8"
+    )
+    monkeypatch.setattr("sys.argv", ["pairs_v5_source", "--write"])
+    with pytest.raises(SystemExit, match="frozen"):
+        pairs_v5_source.main()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == V5_SHA256
+
+
+V6_SHA256 = "0f4ff01742ebcc3482db1e33132e1c346897d02ef5158ec7085757dd0292dba6"
+
+
+def test_the_v6_held_out_file_is_frozen_and_uses_no_earlier_domain():
+    from memory.bench import pairs_v6_source
+
+    path = BENCH / "pairs_v6_heldout.json"
+    pairs = pairs_load(path)
+    earlier = [
+        p
+        for name in ("pairs_v1_tuning", "pairs_v1_heldout", "pairs_v2_heldout", "pairs_v3_heldout")
+        + ("pairs_v4_heldout", "pairs_v5_heldout")
+        for p in pairs_load(BENCH / f"{name}.json")
+    ]
+
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == V6_SHA256  # recorded in docs/benchmarks.md
+    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
+    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
+    assert not {p.a for p in pairs} & {p.a for p in earlier}
+    assert json.dumps(pairs_v6_source.build_v6(), indent=1, ensure_ascii=False) + "\n" == path.read_text(
+        "utf-8"
+    )
+
+
+def test_a_promoted_paraphrase_merges_through_the_real_write_path_and_a_month_edit_does_not(tmp_path):
+    path = tmp_path / "pairs.json"
+    path.write_text(
+        json.dumps(
+            [
+                {  # a minimal-pair edit of generic verbs: staged before session 3, promoted now
+                    "a": "The developer wants API changelog emails, not release notes.",
+                    "b": "Send this developer the API changelog emails instead of the release notes.",
+                    "same": True,
+                    "info_type": "UserPreference",
+                },
+                {  # "may" the month, not the verb: a different fact
+                    "a": "Early-bird tickets are sold until 31 March.",
+                    "b": "Early-bird tickets are sold until 31 May.",
+                    "same": False,
+                    "info_type": "ProductConfig",
+                },
+            ]
+        )
+    )
+    out = io.StringIO()
+
+    call_command("bench_registry", "--pairs", str(path), stdout=out)
+
+    assert out.getvalue().strip().splitlines()[-1] == "SUMMARY fmr=0.00 dup_recall=100.00 unsure=0.00 pairs=2"
+    assert InfoUnit.objects.count() == 0  # the throw-away project is gone

@@ -21,6 +21,7 @@ from memory.comparator import (
     LEARNED,
     RULES_ONLY,
     Method,
+    RegistryParams,
     Verdict,
     _same_stem,
     compare,
@@ -52,7 +53,9 @@ def test_a_swapped_key_term_is_no_longer_a_strong_match():
     assert (features["unmatched"], features["specific_replaced"], features["specific_unmatched"]) == (4, 2, 4)
     assert (features["minimal_pair"], features["anchored"], features["length_ratio"]) == (0, 0, 1)
     assert features["jaccard"] == pytest.approx(3 / 7)
-    assert rules.verdict == Verdict.SAME  # the rules alone merged these (a held-out false merge of v3)
+    # the rules of step 3 merged these (a held-out false merge of v3); since session 3 the rules stage
+    # them: one span of meaningful words replaced by another
+    assert (rules.verdict, rules.reasons) == (Verdict.UNSURE, ("replaced: public key → shar secret",))
     assert (learned.verdict, learned.method) == (Verdict.UNSURE, Method.VECTOR_LEARNED)
     assert learned.reasons[-1].startswith("learned p=0.8")
 
@@ -63,10 +66,14 @@ def test_a_reworded_paraphrase_the_rules_left_unsure_is_a_learned_match():
         "Egress goes out via a fixed IP so the partner can allowlist it.",
     )
 
+    strict = compare(incoming, candidate, cosine, RegistryParams(learned=False, promote=False))
     rules = compare(incoming, candidate, cosine, RULES_ONLY)
     learned = compare(incoming, candidate, cosine, LEARNED)
 
-    assert rules.verdict == Verdict.UNSURE
+    assert strict.verdict == Verdict.UNSURE
+    # since session 3 the rules promote a grey-zone pair nothing discriminates
+    assert cosine >= RULES_ONLY.promote_grey
+    assert (rules.verdict, rules.reasons) == (Verdict.SAME, ("promoted: clean grey zone",))
     assert (learned.verdict, learned.method) == (Verdict.SAME, Method.VECTOR_LEARNED)
     assert learned.reasons == (
         f"learned p={learned_model().probability(pair_features(incoming, candidate, cosine)):.3f}",
@@ -180,7 +187,8 @@ def test_without_the_model_file_the_rules_decide_alone(monkeypatch, tmp_path):
         monkeypatch.undo()
         learned_model.cache_clear()
 
-    assert (comparison.verdict, comparison.method) == (Verdict.SAME, Method.VECTOR_ONLY)
+    assert (comparison.verdict, comparison.method) == (Verdict.UNSURE, Method.VECTOR_RULES)
+    assert comparison.reasons == ("replaced: public key → shar secret",)
     assert learned_model() is not None
 
 
@@ -203,8 +211,10 @@ def test_bench_registry_learned_switch_uses_the_model_through_the_real_write_pat
         json.dumps(
             [
                 {
-                    "a": "Webhook signatures are checked with a shared secret.",
-                    "b": "Webhook signatures are checked with a public key.",
+                    # an entity substitution the rules still merge (the shared-secret / public-key pair of
+                    # earlier is now staged by the rules' replaced-span reason)
+                    "a": "The customer is a reseller managing accounts for its clients.",
+                    "b": "The customer is a direct customer managing only its own account.",
                     "same": False,
                     "kind": "entity",
                     "info_type": "ProductConfig",

@@ -17,7 +17,17 @@ def test_vectors_equal_those_of_sentence_transformers_encode():
     fresh = [f"{t} ({id(embedder)})" for t in texts]  # not in the cache
     model = embedder._load()
     expected = model.encode(fresh, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-    np.testing.assert_array_equal(embedder.embed(fresh), expected)
+    assert embedder.info().runtime == "onnx"  # the default runtime: the same vectors to float precision
+    np.testing.assert_allclose(embedder.embed(fresh), expected, atol=1e-5)
+
+
+def test_torch_runtime_vectors_are_those_of_encode_bit_for_bit():
+    embedder = SentenceTransformerEmbedder(runtime="torch")
+    texts = ["How do I reset my password?", "invoice missing for March", "a much longer text " * 20]
+    model = embedder._load()
+    expected = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    assert embedder.info().runtime == "torch"
+    np.testing.assert_array_equal(embedder.embed(texts), expected)
 
 
 def test_concurrent_prompts_share_forward_passes_and_keep_their_own_vectors():

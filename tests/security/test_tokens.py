@@ -116,3 +116,32 @@ def test_cli_refusals_name_the_problem(world):
     with pytest.raises(CommandError, match="already has a token named 'dup'"):
         _cli("create", "tiny", "dup")
     assert ApiToken.objects.filter(name="dup").count() == 1
+
+
+def test_a_cached_token_is_refused_at_once_when_another_process_revokes_or_expires_it(world):
+    """The per-process token cache keeps the joined row, never the verdict: a revocation or an expiry
+    written straight to the database (as another worker would) applies to the very next request."""
+    from projects.services import token_cache
+
+    key = _cli("create", "tiny", "cached", "--role", "customer")[0].strip()
+    assert _whoami(key)[0] == 200  # authenticated: the row is now in this process's cache
+    token = ApiToken.objects.get(name="cached")
+    assert token_cache.get(token.key_hash, 30) is not None
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert _whoami(key)[0] == 401
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=None)
+    assert _whoami(key)[0] == 200
+    ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+    assert _whoami(key)[0] == 401
+    ApiToken.objects.filter(pk=token.pk).delete()
+    assert _whoami(key)[0] == 401
+
+
+def test_token_cache_can_be_switched_off(world, settings):
+    from projects.services import token_cache
+
+    settings.TOKEN_AUTH_CACHE_S = 0
+    token_cache.clear()
+    key = _cli("create", "tiny", "uncached", "--role", "customer")[0].strip()
+    assert _whoami(key)[0] == 200
+    assert token_cache.get(ApiToken.objects.get(name="uncached").key_hash, 30) is None

@@ -23,7 +23,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--nodes", default="1000,10000,100000", help="comma-separated graph sizes")
         parser.add_argument("--requests", type=int, default=1000, help="measured requests per phase and size")
-        parser.add_argument("--concurrency", type=int, default=2, help="latency phase: requests in flight")
+        parser.add_argument(
+            "--concurrency", type=int, default=1, help="latency phase: requests in flight (1: one client)"
+        )
+        parser.add_argument(
+            "--paired-concurrency", type=int, default=2, help="paired phase: requests in flight (one per worker)"
+        )
         parser.add_argument(
             "--throughput-concurrency", type=int, default=8, help="throughput phase: requests in flight"
         )
@@ -42,12 +47,14 @@ class Command(BaseCommand):
             raise CommandError(f"--nodes {options['nodes']!r}: give comma-separated integers") from exc
         if not sizes or min(sizes) < 50:
             raise CommandError("--nodes: every size must be at least 50")
-        if options["requests"] < 10 or options["concurrency"] < 1 or options["throughput_concurrency"] < 1:
+        concurrencies = (options["concurrency"], options["paired_concurrency"], options["throughput_concurrency"])
+        if options["requests"] < 10 or min(concurrencies) < 1:
             raise CommandError("--requests must be ≥ 10 and the concurrencies ≥ 1")
         config = BenchConfig(
             sizes=sizes,
             requests=options["requests"],
             concurrency=options["concurrency"],
+            paired_concurrency=options["paired_concurrency"],
             throughput_concurrency=options["throughput_concurrency"],
             workers=options["workers"],
             seed=options["seed"],

@@ -7,9 +7,10 @@ InfoKey of its own; the decision on ``b`` is counted. The last line is
 ``SUMMARY fmr=<pct> dup_recall=<pct> unsure=<pct> pairs=<n>`` (false-merge rate = wrong MATCH among
 all MATCH decisions; duplicate recall = MATCH among the ``same`` pairs; UNSURE waits for review).
 
-The checked-in pair files are development data (``pairs_v1_tuning``, ``pairs_v1_heldout``,
-``pairs_v2_heldout``, ``pairs_v3_heldout``) except ``pairs_v4_heldout.json``, the frozen held-out file
-(its sha256 is in docs/benchmarks.md). ``--learned`` runs the comparator with its learned grey-zone model
+The checked-in pair files are development data (``pairs_v1_tuning``, ``pairs_v1_heldout`` …
+``pairs_v5_heldout``: each was held out once, then read) except ``pairs_v6_heldout.json``, the frozen
+held-out file whose pairs were never read (its sha256 and every run on it are in docs/benchmarks.md).
+``--learned`` runs the comparator with its learned grey-zone model
 (off by default, see ``memory.comparator.LEARNED_DEFAULT``). ``--units 100000`` pre-fills that many
 InfoUnits with a bulk path, then times ``--writes`` real writes (the last line is ``LATENCY …``).
 Everything runs in a throw-away project, deleted afterwards (``--keep`` keeps it).

@@ -4,8 +4,10 @@ It prepares a throw-away data folder (SQLite, the demo knowledge pack imported a
 token with a policy role — all through the platform's own CLI), starts a real gunicorn on 127.0.0.1
 (loopback only), warms every worker up, then sends an **open-loop** mix at ``--rate`` requests per
 second for ``--duration`` seconds: ``POST /api/v1/infer`` with prompts from the pack's examples (plus
-off-domain and blocked ones), and, for ``--feedback-share`` of the requests, ``POST /api/v1/feedback``
-on an earlier answer. Requests are sent at their scheduled times whatever the server does (latency
+off-domain and blocked ones) — each made unique by a ticket number, so the embedder's cache never
+answers, except for ``--repeat-share`` of them (default 0) sent verbatim as a returning user would —
+and, for ``--feedback-share`` of the requests, ``POST /api/v1/feedback`` on an earlier answer.
+Requests are sent at their scheduled times whatever the server does (latency
 is measured from the actual send; *lag* says how late the client itself was). The gunicorn workers'
 resident memory is read from ``/proc`` after the warm-up and every few seconds; growth is end vs start.
 It stops by itself, stops the server and removes the data folder (``--keep`` keeps it).
@@ -105,6 +107,12 @@ class Command(BaseCommand):
         parser.add_argument("--rate", type=float, default=20.0, help="requests per second (infer + feedback)")
         parser.add_argument("--duration", type=float, default=60.0, help="seconds of load (at most 600)")
         parser.add_argument("--feedback-share", type=float, default=0.25, help="share of feedback requests")
+        parser.add_argument(
+            "--repeat-share",
+            type=float,
+            default=0.0,
+            help="share of infer prompts sent verbatim (embedding cache hits); the rest are unique",
+        )
         parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
         parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
         parser.add_argument("--pack", default=str(Path(settings.BASE_DIR) / "packs" / "demo" / "pack.yaml"))
@@ -122,6 +130,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not 0 < options["duration"] <= 600 or not 0 < options["rate"] <= 2000:
             raise CommandError("--duration must be in (0, 600] s and --rate in (0, 2000] requests/s")
+        if not 0 <= options["repeat_share"] <= 1 or not 0 <= options["feedback_share"] < 1:
+            raise CommandError("--repeat-share must be in [0, 1] and --feedback-share in [0, 1)")
         from taxonomy.packs import pack_read
 
         doc = pack_read(options["pack"])
@@ -209,7 +219,8 @@ class Command(BaseCommand):
             rows_before = _row_counts(data_dir)
             self.stderr.write(
                 f"load: {options['rate']:g} req/s for {options['duration']:g} s "
-                f"({options['feedback_share']:.0%} feedback), {len(workers)} workers × {options['threads']} threads"
+                f"({options['feedback_share']:.0%} feedback, {options['repeat_share']:.0%} of prompts repeated), "
+                f"{len(workers)} workers × {options['threads']} threads"
             )
             run, rss_series, wall = self._load(port, headers, prompts, options, workers)
             rss_end = sum(_rss_mb(pid) for pid in workers)
@@ -277,20 +288,24 @@ class Command(BaseCommand):
         total = int(options["rate"] * options["duration"])
         share = options["feedback_share"]
         plan = [("feedback" if rng.random() < share else "infer", rng.random()) for _ in range(total)]
+        repeat = [rng.random() < options["repeat_share"] for _ in range(total)]
 
         def connection() -> http.client.HTTPConnection:
             if getattr(local, "conn", None) is None:
                 local.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             return local.conn
 
-        def send(kind: str, pick: float, scheduled: float) -> None:
+        def send(kind: str, pick: float, scheduled: float, number: int, verbatim: bool) -> None:
             lag = (time.perf_counter() - scheduled) * 1000
             with run.lock:
                 known = run.request_ids[-200:]
             if kind == "feedback" and not known:
                 kind = "infer"
             if kind == "infer":
-                path, body = "/api/v1/infer", {"prompt": prompts[int(pick * len(prompts))]}
+                prompt = prompts[int(pick * len(prompts))]
+                if not verbatim:
+                    prompt = f"{prompt} (ticket {options['seed']}-{number})"  # never seen: a real embedding
+                path, body = "/api/v1/infer", {"prompt": prompt}
             else:
                 body = {"request_id": known[int(pick * len(known))], "kind": "helpful", "helpful": pick < 0.7}
                 path = "/api/v1/feedback"
@@ -345,7 +360,7 @@ class Command(BaseCommand):
                 delay = scheduled - time.perf_counter()
                 if delay > 0:
                     time.sleep(delay)
-                pool.submit(send, kind, pick, scheduled)
+                pool.submit(send, kind, pick, scheduled, i, repeat[i])
         wall = time.perf_counter() - start
         stop.set()
         watcher.join()

@@ -103,6 +103,11 @@ class RegistryParams:
     promote_edit: float = 0.70  # cosine bar of a trivial minimal-pair edit
     promote_number: float = 0.70  # cosine bar of a number stated in digits on one side only
     promote_grey: float = 0.70  # cosine bar of a grey-zone pair nothing discriminates (no soft reason)
+    # the pair cross-encoder of the grey zone (``memory.cross_encoder``, ``cross_decide``); None: CROSS_DEFAULT
+    cross: bool | None = None
+    cross_demote: float = 0.0  # the rules' SAME with P(same) under this → UNSURE (0: never)
+    cross_promote: float = 1.01  # the rules' UNSURE with P(same) at or over this → SAME (> 1: never)
+    cross_folder: str | None = None  # trained weights to use; None: the default (trained on DEV_FILES)
 
 
 DEFAULT_PARAMS = RegistryParams()
@@ -612,7 +617,47 @@ def discriminators(a: Canonical, b: Canonical) -> tuple[list[str], list[str], bo
 
 
 def compare(a: Canonical, b: Canonical, cosine: float, params: RegistryParams = DEFAULT_PARAMS) -> Comparison:
-    """SAME / DIFFERENT / UNSURE for the incoming fact ``a`` against candidate ``b`` (see the module doc)."""
+    """SAME / DIFFERENT / UNSURE for the incoming fact ``a`` against candidate ``b`` (see the module doc),
+    then, when the cross-encoder is on, its grey-zone check (``cross_decide``)."""
+    result = _rules_compare(a, b, cosine, params)
+    if result.verdict == Verdict.DIFFERENT or result.method not in (Method.VECTOR_ONLY, Method.VECTOR_RULES):
+        return result
+    if not (CROSS_DEFAULT if params.cross is None else params.cross):
+        return result
+    from . import cross_encoder
+
+    if params.cross_folder:
+        scorer = cross_encoder.scorer_for(Path(params.cross_folder))
+    else:
+        scorer = cross_encoder.default_scorer()
+    if scorer is None:  # not trained: logged once by the loader; the rules decide alone
+        return result
+    return cross_decide(result, scorer.probability(a.statement, b.statement), params)
+
+
+def cross_decide(result: Comparison, p: float, params: RegistryParams) -> Comparison:
+    """The cross-encoder's grey-zone check of a rules verdict (hard discriminators have already said
+    DIFFERENT and are never overridden): a SAME with ``p < cross_demote`` is staged (UNSURE), an UNSURE
+    with ``p ≥ cross_promote`` and no missing number or version is merged (SAME); method ``VECTOR+NLI``
+    when the score changed the verdict. The score is kept in the reasons either way."""
+    said = f"cross p={p:.3f}"
+    if result.verdict == Verdict.SAME and p < params.cross_demote:
+        return Comparison(
+            Verdict.UNSURE, Method.VECTOR_NLI, (*result.reasons, said, "cross: demoted"), result.anchored
+        )
+    if (
+        result.verdict == Verdict.UNSURE
+        and p >= params.cross_promote
+        and not any(r.startswith("missing_") for r in result.reasons)
+    ):
+        return Comparison(
+            Verdict.SAME, Method.VECTOR_NLI, (*result.reasons, said, "cross: promoted"), result.anchored
+        )
+    return Comparison(result.verdict, result.method, (*result.reasons, said), result.anchored)
+
+
+def _rules_compare(a: Canonical, b: Canonical, cosine: float, params: RegistryParams) -> Comparison:
+    """The rules (and the optional learned model / LLM compare) without the cross-encoder."""
     if cosine < params.grey:
         return Comparison(Verdict.DIFFERENT, Method.VECTOR_ONLY, ("below_grey_zone",))
     hard, soft, anchored = discriminators(a, b)
@@ -807,12 +852,14 @@ def pair_features(a: Canonical, b: Canonical, cosine: float) -> dict[str, float]
     }
 
 
-RULES_ONLY = RegistryParams(learned=False)  # the rules alone, with their promotions (no learned model)
-LEARNED = RegistryParams(learned=True)  # the rules, then the learned model on what they leave open
+RULES_ONLY = RegistryParams(learned=False, cross=False)  # the rules alone, with their promotions
+LEARNED = RegistryParams(learned=True, cross=False)  # the rules, then the learned model on what they leave open
 # Off by default: on the frozen held-out file pairs_v4_heldout.json the learned model gave FMR 2.00 % /
 # recall 45.79 % against 1.54 % / 59.81 % for the rules alone (docs/benchmarks.md). ``bench_registry
 # --learned`` switches it on for a run.
 LEARNED_DEFAULT = False
+# The pair cross-encoder's grey-zone check (``memory.cross_encoder``): see docs/benchmarks.md, step 16.
+CROSS_DEFAULT = False
 
 
 MODEL_PATH = Path(__file__).resolve().parent / "bench" / "comparator_model.json"

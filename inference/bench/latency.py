@@ -227,8 +227,6 @@ class TableEmbedder:
 
 def prepare(*, nodes: int, seed: int, slug: str, prompts: int, floor: int, log: Log) -> dict[str, Any]:
     """Child process: generate, import, publish, token, prompts and the embed-only floor (JSON-ready)."""
-    import torch
-
     from arg_platform.embedder import embedder_override, get_embedder
     from ontology.releases import PublishOptions, release_publish
     from ontology.synthetic import generate_graph
@@ -263,7 +261,7 @@ def prepare(*, nodes: int, seed: int, slug: str, prompts: int, floor: int, log: 
         project=project, name="bench-latency", role=Role.objects.get(project=project, key="customer")
     )
     texts = bench_prompts(generated.labels, prompts + floor, seed=seed + nodes)
-    torch.set_num_threads(1)  # like a web worker (arg_platform.gunicorn_conf)
+    embedder.use_threads(1)  # like a web worker (arg_platform.gunicorn_conf)
     floor_ms, floor_cpu_ms = [], []
     for text in texts[prompts:]:
         started, cpu = time.perf_counter(), time.thread_time()

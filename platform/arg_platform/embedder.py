@@ -164,6 +164,17 @@ class SentenceTransformerEmbedder:
                     self._model = model
         return self._model
 
+    def use_threads(self, count: int) -> None:
+        """Run the forward pass on ``count`` threads from now on (torch's pool and, when loaded, a new
+        onnxruntime session: a session's pool is fixed when it is made). A web worker runs one
+        (``gunicorn_conf``); a benchmark measuring what a worker does calls this first."""
+        import torch
+
+        torch.set_num_threads(count)
+        with self._load_lock:
+            if self._onnx is not None and self._model is not None:
+                self._onnx = self._onnx_encoder(self._model)
+
     def model_key(self) -> str:
         """The content checksum of the model folder (names its exported ONNX file)."""
         return folder_checksum(Path(self.model_path()))

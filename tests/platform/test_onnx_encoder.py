@@ -73,3 +73,19 @@ def test_runtime_setting_chooses_torch(settings):
     assert SentenceTransformerEmbedder().runtime == "torch"
     settings.EMBEDDER_RUNTIME = "onnx"
     assert SentenceTransformerEmbedder().runtime == "onnx"
+
+
+def test_use_threads_remakes_the_session_with_that_pool(torch_embedder):
+    import torch
+
+    embedder = SentenceTransformerEmbedder(runtime="onnx")
+    before = embedder.embed(["threads"])
+    session = embedder._onnx.session
+    previous = torch.get_num_threads()
+    try:
+        embedder.use_threads(2)
+        assert embedder._onnx.session is not session
+        assert embedder._onnx.session.get_session_options().intra_op_num_threads == 2
+        np.testing.assert_allclose(embedder._forward(["threads"]), before, atol=1e-5)
+    finally:
+        torch.set_num_threads(previous)

@@ -8,10 +8,13 @@ InfoKey of its own; the decision on ``b`` is counted. The last line is
 all MATCH decisions; duplicate recall = MATCH among the ``same`` pairs; UNSURE waits for review).
 
 The checked-in pair files are development data (``pairs_v1_tuning``, ``pairs_v1_heldout`` …
-``pairs_v5_heldout``: each was held out once, then read) except ``pairs_v6_heldout.json``, the frozen
-held-out file whose pairs were never read (its sha256 and every run on it are in docs/benchmarks.md).
+``pairs_v5_heldout``: each was held out once, then read), ``pairs_v6_heldout.json`` (pairs never read,
+but run three times) and ``pairs_v7_heldout.json``, the frozen held-out file of the cross-encoder work
+(its sha256 and every run on it are in docs/benchmarks.md).
 ``--learned`` runs the comparator with its learned grey-zone model
-(off by default, see ``memory.comparator.LEARNED_DEFAULT``). ``--units 100000`` pre-fills that many
+(off by default, see ``memory.comparator.LEARNED_DEFAULT``); ``--cross`` runs it with the pair
+cross-encoder's grey-zone check (``memory.comparator.CROSS_DEFAULT``; trained first when its weights are
+missing, see ``manage.py train_registry_comparator``). ``--units 100000`` pre-fills that many
 InfoUnits with a bulk path, then times ``--writes`` real writes (the last line is ``LATENCY …``).
 Everything runs in a throw-away project, deleted afterwards (``--keep`` keeps it).
 """
@@ -46,6 +49,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--learned", action="store_true", help="use the comparator's learned grey-zone model for this run"
         )
+        parser.add_argument(
+            "--cross", action="store_true", help="use the pair cross-encoder's grey-zone check for this run"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["pairs"] and not options["units"]:
@@ -54,16 +60,31 @@ class Command(BaseCommand):
             raise CommandError("--units ≥ 0, --writes ≥ 1 and --units-per-key ≥ 1")
         from memory import comparator
 
-        previous = comparator.LEARNED_DEFAULT
-        comparator.LEARNED_DEFAULT = options["learned"] or previous
+        previous = comparator.LEARNED_DEFAULT, comparator.CROSS_DEFAULT
+        comparator.LEARNED_DEFAULT = options["learned"] or previous[0]
+        comparator.CROSS_DEFAULT = options["cross"] or previous[1]
         try:
+            if comparator.CROSS_DEFAULT:
+                from memory.cross_encoder import cross_encoder_ensure
+
+                cross_encoder_ensure(report=self.stdout.write)
             self._run(options)
         finally:
-            comparator.LEARNED_DEFAULT = previous
+            comparator.LEARNED_DEFAULT, comparator.CROSS_DEFAULT = previous
 
     def _run(self, options: dict[str, Any]) -> None:
         report = self.stdout.write
-        report(f"comparator: {'rules + learned model' if options['learned'] else 'rules'}")
+        from memory import comparator
+
+        extras = [
+            name
+            for name, on in (
+                ("learned model", comparator.LEARNED_DEFAULT),
+                ("cross-encoder", comparator.CROSS_DEFAULT),
+            )
+            if on
+        ]
+        report(f"comparator: {' + '.join(['rules', *extras])}")
         if options["units"]:
             texts = [
                 p.a

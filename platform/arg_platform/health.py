@@ -89,7 +89,7 @@ def check_embedder() -> tuple[bool, str, dict[str, object]]:
     if not (path / "model.safetensors").exists() and not (path / "pytorch_model.bin").exists():
         return False, f"model weights missing under {path}", {}
     info = embedder.info()
-    return True, "ok", {"model": info.name, "dim": info.dim, "loaded": info.loaded}
+    return True, "ok", {"model": info.name, "dim": info.dim, "loaded": info.loaded, "runtime": info.runtime}
 
 
 def check_release() -> tuple[bool, str, dict[str, object]]:

@@ -403,8 +403,8 @@ METRICS_TOKEN = env_str(
 if PRODUCTION and METRICS_TOKEN and len(METRICS_TOKEN) < 32:
     raise ImproperlyConfigured("ARG_METRICS_TOKEN must be at least 32 characters")
 
-# The cache holds the rate-limit counters (RATE_LIMIT_STORE=cache), so every process must share it:
-# files under ARG_DATA_DIR (embedded: gunicorn workers and CLI on one host) or Redis (production).
+# Every process must share the cache: files under ARG_DATA_DIR (embedded: gunicorn workers and CLI on
+# one host) or Redis (production, where it also holds the rate-limit counters: RATE_LIMIT_STORE).
 _cache_url = env_str("ARG_CACHE_URL", "", doc="redis://… in production; empty = file cache under ARG_DATA_DIR")
 if _cache_url.startswith(("redis://", "rediss://")):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
@@ -428,9 +428,9 @@ for _scope, _rate in RATE_LIMITS.items():
     rate_parse(_rate, name=f"ARG_RATE_LIMIT_{_scope.upper()}")  # a malformed rate stops the start-up
 RATE_LIMIT_STORE = env_str(
     "ARG_RATE_LIMIT_STORE",
-    "cache",
-    doc="where the rate-limit counters live: cache (Django's cache: files under ARG_DATA_DIR, or Redis "
-    "with ARG_CACHE_URL; the default) | sqlite (one SQLite file, exact counts, longer tails under load)",
+    "cache" if _cache_url else "sqlite",
+    doc="where the rate-limit counters live: sqlite (one file under ARG_DATA_DIR, one atomic statement "
+    "per check; the default without ARG_CACHE_URL) | cache (Django's cache: Redis with ARG_CACHE_URL)",
 )
 if RATE_LIMIT_STORE not in ("sqlite", "cache"):
     raise ImproperlyConfigured(f"ARG_RATE_LIMIT_STORE must be sqlite or cache, not {RATE_LIMIT_STORE!r}")

@@ -12,15 +12,15 @@ one write of a single entry per token and scope — and no burst of twice the bu
 a plain fixed window allows. The counts must be shared by every process; where they live is the
 *counter store* (``ARG_RATE_LIMIT_STORE``):
 
-- ``cache`` (the default): Django's cache — files under ``ARG_DATA_DIR`` in the embedded setup (≈ 0.3 ms
-  a check: a small file read and an atomic rename), Redis in production (``ARG_CACHE_URL``). Read and
-  write are not one atomic step, so simultaneous requests of one token may read the same count and the
-  budget can be overshot by the number of requests in flight at once — acceptable for a safety limit;
-- ``sqlite``: one small SQLite file, ``ARG_DATA_DIR/ratelimit.sqlite3``, shared by every process; each
-  check is one ``BEGIN IMMEDIATE`` transaction, so no count is ever lost (≈ 40 µs alone). Not the
-  default: a worker thread holding that cross-process write lock can lose the GIL to a sibling thread
-  for milliseconds while the other worker's requests wait, and ``bench_load --rate 150`` runs with it
-  (infer P95 30–86 ms over three runs) did not show it better than the cache (30–33 ms).
+- ``sqlite`` (the default without ``ARG_CACHE_URL``, i.e. the embedded setup): one small SQLite file,
+  ``ARG_DATA_DIR/ratelimit.sqlite3``, shared by the gunicorn workers and the CLI; a check is one atomic
+  UPSERT statement (≈ 11 µs), so no count is ever lost. (Django's file cache, used before, cost
+  0.3–1.4 ms a check: a temp file written and renamed over the old one on every request; the first
+  version of this store, a Python read-modify-write inside ``BEGIN
+  IMMEDIATE``, could hold the lock while waiting for the GIL.)
+- ``cache`` (the default with ``ARG_CACHE_URL``: Redis in production): Django's cache. Read and write
+  are not one atomic step there, so simultaneous requests of one token may read the same count and the
+  budget can be overshot by the number of requests in flight at once — acceptable for a safety limit.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,37 +68,65 @@ def rate_parse(text: str, *, name: str = "rate") -> Rate:
 class Verdict:
     allowed: bool
     retry_after_s: int = 0
-    count: float = 0.0
 
 
 State = tuple[int, int, int]  # (window index, count in it, count in the window before)
 
 
-class CacheCounterStore:
-    """Counters in Django's cache (Redis in production); read-modify-write is not atomic."""
+def _shift(stored: State | None, window: int) -> tuple[int, int]:
+    """``(current, previous)`` counts as seen from ``window`` (an older entry moves back or expires)."""
+    stored_window, current, previous = stored or (window, 0, 0)
+    if stored_window == window:
+        return current, previous
+    return 0, (current if stored_window == window - 1 else 0)
 
-    def update(self, key: str, change: Callable[[State | None], State | None], timeout_s: int) -> None:
+
+def _refusal(rate: Rate, elapsed: float, current: int, previous: int) -> Verdict | None:
+    """The refusal when the sliding estimate has reached the limit, else None."""
+    if previous * (1.0 - elapsed / rate.period_s) + current >= rate.limit:
+        return Verdict(False, _retry_after(rate, elapsed, current, previous))
+    return None
+
+
+class CacheCounterStore:
+    """Counters in Django's cache (files or Redis): read, decide, write — not one atomic step."""
+
+    def check(self, key: str, rate: Rate, window: int, elapsed: float) -> Verdict:
         from django.core.cache import cache
 
         cache_key = f"rl:{key}"
         stored = cache.get(cache_key)
-        new = change(tuple(stored) if stored else None)  # type: ignore[arg-type]
-        if new is not None:
-            cache.set(cache_key, new, timeout=timeout_s)
+        current, previous = _shift(tuple(stored) if stored else None, window)  # type: ignore[arg-type]
+        refused = _refusal(rate, elapsed, current, previous)
+        if refused is not None:
+            return refused
+        cache.set(cache_key, (window, current + 1, previous), timeout=2 * rate.period_s + 1)
+        return Verdict(True)
 
 
 class SqliteCounterStore:
-    """Counters in one SQLite file shared by every process; each update is one IMMEDIATE transaction.
+    """Counters in one SQLite file shared by every process; a check is **one** UPSERT statement.
 
-    A connection per thread (opened lazily, so never inherited across a fork). WAL with
-    ``synchronous=OFF``: a power cut may lose the last counts, which only a rate limiter could mind.
-    A write holds the lock for tens of microseconds, but SQLite's own busy handler waits in sleeps of
-    1, 2, 5 … 100 ms, long against such a lock. So the connection does not wait (``busy_timeout=0``)
-    and ``update`` retries a refused ``BEGIN IMMEDIATE`` itself after 50–250 µs, for at most
-    ``LOCK_WAIT_S``.
+    The statement moves the entry to the current window, and counts the request only where the sliding
+    estimate is still under the limit (``ON CONFLICT … DO UPDATE … WHERE``): SQLite takes and releases
+    its write lock inside that one call, in C, so no Python code — which could wait for the GIL while a
+    sibling thread runs — ever holds the lock, and no count is ever lost between processes. A refusal
+    (no row changed) then reads the entry to tell the client when to retry. One connection per thread
+    (opened lazily, never inherited across a fork); WAL with ``synchronous=OFF``: a power cut may lose
+    the last counts, which only a rate limiter could mind. SQLite's own busy handler waits in sleeps of
+    1, 2, 5 … 100 ms — long against a lock held for microseconds — so the connection does not wait
+    (``busy_timeout=0``) and a refused statement is retried after 50–250 µs, for at most ``LOCK_WAIT_S``.
     """
 
     LOCK_WAIT_S = 5.0
+    _SHIFTED_PREVIOUS = "(CASE WHEN window = :w THEN previous WHEN window = :w - 1 THEN current ELSE 0 END)"
+    _SHIFTED_CURRENT = "(CASE WHEN window = :w THEN current ELSE 0 END)"
+    UPSERT = (
+        "INSERT INTO rate_counter (key, window, current, previous) VALUES (:key, :w, 1, 0) "
+        "ON CONFLICT(key) DO UPDATE SET "
+        f"previous = {_SHIFTED_PREVIOUS}, current = {_SHIFTED_CURRENT} + 1, window = :w "
+        f"WHERE {_SHIFTED_PREVIOUS} * :overlap + {_SHIFTED_CURRENT} < :limit"
+    )
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -120,36 +147,26 @@ class SqliteCounterStore:
             self._local.conn = conn
         return conn
 
-    def _begin(self, conn: sqlite3.Connection) -> None:
+    def _execute(self, conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> sqlite3.Cursor:
         deadline = time.monotonic() + self.LOCK_WAIT_S
         while True:
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                return
+                return conn.execute(sql, params)
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
                     raise
             time.sleep(random.uniform(50e-6, 250e-6))
 
-    def update(self, key: str, change: Callable[[State | None], State | None], timeout_s: int) -> None:
+    def check(self, key: str, rate: Rate, window: int, elapsed: float) -> Verdict:
         conn = self._connection()
-        self._begin(conn)
-        try:
-            row = conn.execute(
-                "SELECT window, current, previous FROM rate_counter WHERE key = ?", (key,)
-            ).fetchone()
-            new = change(tuple(row) if row else None)  # type: ignore[arg-type]
-            if new is not None:
-                conn.execute(
-                    "INSERT INTO rate_counter (key, window, current, previous) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(key) DO UPDATE SET window = excluded.window, current = excluded.current, "
-                    "previous = excluded.previous",
-                    (key, *new),
-                )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        params = {"key": key, "w": window, "overlap": 1.0 - elapsed / rate.period_s, "limit": rate.limit}
+        if self._execute(conn, self.UPSERT, params).rowcount == 1:
+            return Verdict(True)
+        row = self._execute(
+            conn, "SELECT window, current, previous FROM rate_counter WHERE key = :key", {"key": key}
+        ).fetchone()
+        current, previous = _shift(tuple(row) if row else None, window)  # type: ignore[arg-type]
+        return _refusal(rate, elapsed, current, previous) or Verdict(False, 1)
 
 
 _stores: dict[str, Any] = {}
@@ -172,28 +189,12 @@ def counter_store() -> CacheCounterStore | SqliteCounterStore:
 
 
 def rate_check(*, key: str, rate: Rate, now: float | None = None) -> Verdict:
-    """Count one request against ``key``'s budget (only allowed requests are counted)."""
+    """Count one request against ``key``'s budget (only allowed requests are counted).
+
+    One entry per token and scope: [window index, count in it, count in the window before]."""
     now = time.time() if now is None else now
     window = int(now // rate.period_s)
-    elapsed = now - window * rate.period_s
-    verdict: list[Verdict] = []
-
-    def change(stored: State | None) -> State | None:
-        # one entry per token and scope: [window index, count in it, count in the one before]
-        stored_window, current, previous = stored or (window, 0, 0)
-        if stored_window != window:
-            previous = current if stored_window == window - 1 else 0
-            current = 0
-        overlap = 1.0 - elapsed / rate.period_s
-        estimate = previous * overlap + current
-        if estimate >= rate.limit:
-            verdict.append(Verdict(False, _retry_after(rate, elapsed, current, previous), estimate))
-            return None
-        verdict.append(Verdict(True, 0, estimate + 1))
-        return (window, current + 1, previous)
-
-    counter_store().update(key, change, 2 * rate.period_s + 1)
-    return verdict[0]
+    return counter_store().check(key, rate, window, now - window * rate.period_s)
 
 
 def _retry_after(rate: Rate, elapsed: float, current: int, previous: int) -> int:

@@ -26,7 +26,8 @@ Decision, for a candidate of cosine ``c`` (``RegistryParams`` holds the tuned th
 * ``c ≥ strong`` and nothing fires → SAME (``VECTOR_ONLY``);
 * ``c ≥ anchored`` and the facts share an anchor (a number, version, identifier or category value, all
   equal) and nothing fires → SAME (``VECTOR+RULES``);
-* ``c ≥ grey`` otherwise, a *promotion* (session 3, ``_promotion``; ``RegistryParams.promote``) → SAME
+* ``c ≥ grey`` otherwise, when switched on (``RegistryParams.promote``, off by default), a *promotion*
+  (session 3, ``_promotion``) → SAME
   (``VECTOR+RULES``, reason ``promoted: …``): no soft reason at all and ``c ≥ promote_grey``; a minimal-pair
   edit whose words carry no meaning of their own (generic verbs, a moved or re-inflected word, never one
   meaningful word for another nor a critical short word such as "off"/"other") and ``c ≥ promote_edit``;
@@ -35,6 +36,12 @@ Decision, for a candidate of cosine ``c`` (``RegistryParams`` holds the tuned th
 * otherwise → the bounded LLM compare when one is configured ("SAME / DIFFERENT /
   UNSURE" only; ``VECTOR+LLM_COMPARE``), else UNSURE (staged for review);
 * below ``grey`` → DIFFERENT (no match).
+
+Then, when the pair cross-encoder is on (``RegistryParams.cross``, default ``CROSS_DEFAULT``; weights
+from ``memory.cross_encoder``), its P(same) checks the rules' grey-zone verdicts (``cross_decide``): a SAME
+under ``cross_demote`` is staged (UNSURE), an UNSURE at or over ``cross_promote`` without a missing
+number or version is merged (``VECTOR+NLI``). Hard discriminators are never overridden; missing weights
+leave the rules' verdict (logged).
 """
 
 from __future__ import annotations
@@ -99,13 +106,17 @@ class RegistryParams:
     top_k: int = 5  # candidates kept from the soft recall
     simhash_max_distance: int = 6  # a SimHash neighbour this close joins the candidates
     learned: bool | None = None  # the learned grey-zone model; None: ``LEARNED_DEFAULT``
-    promote: bool = True  # promote a trivial edit / a number in words from UNSURE to SAME (``_promotion``)
+    # promote a trivial edit / a number in words / a clean grey zone from UNSURE to SAME (``_promotion``).
+    # Off by default since the v7 held-out runs (docs/benchmarks.md, step 18): +12 recall points, but
+    # +3.6 false-merge points, and a false merge silently corrupts what the platform knows.
+    promote: bool = False
     promote_edit: float = 0.70  # cosine bar of a trivial minimal-pair edit
     promote_number: float = 0.70  # cosine bar of a number stated in digits on one side only
     promote_grey: float = 0.70  # cosine bar of a grey-zone pair nothing discriminates (no soft reason)
     # the pair cross-encoder of the grey zone (``memory.cross_encoder``, ``cross_decide``); None: CROSS_DEFAULT
     cross: bool | None = None
-    cross_demote: float = 0.0  # the rules' SAME with P(same) under this → UNSURE (0: never)
+    # bars chosen leave-one-file-out over v1–v5 (``memory.bench.train_cross_encoder``, docs step 16)
+    cross_demote: float = 0.25  # the rules' SAME with P(same) under this → UNSURE (0: never)
     cross_promote: float = 1.01  # the rules' UNSURE with P(same) at or over this → SAME (> 1: never)
     cross_folder: str | None = None  # trained weights to use; None: the default (trained on DEV_FILES)
 
@@ -852,8 +863,10 @@ def pair_features(a: Canonical, b: Canonical, cosine: float) -> dict[str, float]
     }
 
 
-RULES_ONLY = RegistryParams(learned=False, cross=False)  # the rules alone, with their promotions
-LEARNED = RegistryParams(learned=True, cross=False)  # the rules, then the learned model on what they leave open
+RULES_ONLY = RegistryParams(learned=False, cross=False, promote=True)  # the rules with their promotions
+LEARNED = RegistryParams(
+    learned=True, cross=False
+)  # the rules, then the learned model on what they leave open
 # Off by default: on the frozen held-out file pairs_v4_heldout.json the learned model gave FMR 2.00 % /
 # recall 45.79 % against 1.54 % / 59.81 % for the rules alone (docs/benchmarks.md). ``bench_registry
 # --learned`` switches it on for a run.

@@ -153,8 +153,12 @@ class PairsResult:
         )
 
 
-def run_pairs(pairs: Sequence[Pair], *, report: Report = print, keep: bool = False) -> PairsResult:
-    """Write every pair through the real write path and count the decisions on ``b``."""
+def run_pairs(
+    pairs: Sequence[Pair], *, report: Report = print, keep: bool = False, params: Any = None
+) -> PairsResult:
+    """Write every pair through the real write path and count the decisions on ``b`` (``params``: the
+    registry's ``RegistryParams``, None for the defaults)."""
+    from memory.comparator import DEFAULT_PARAMS
     from memory.services import memory_write, recall_cache_clear
 
     recall_cache_clear()
@@ -171,6 +175,7 @@ def run_pairs(pairs: Sequence[Pair], *, report: Report = print, keep: bool = Fal
                 "user_id": subject if pair.scope == "USER" else "",
                 "org_id": subject if pair.scope == "ORG" else "",
                 "source": "bench",
+                "params": params or DEFAULT_PARAMS,
             }
             try:
                 memory_write(text=pair.a, session_id=f"{subject}-a", **common)

@@ -186,7 +186,15 @@ def test_a_promoted_paraphrase_merges_through_the_real_write_path_and_a_month_ed
     )
     out = io.StringIO()
 
-    call_command("bench_registry", "--pairs", str(path), stdout=out)
+    call_command("bench_registry", "--pairs", str(path), "--promote", stdout=out)
 
+    assert "promotions: on" in out.getvalue()
     assert out.getvalue().strip().splitlines()[-1] == "SUMMARY fmr=0.00 dup_recall=100.00 unsure=0.00 pairs=2"
     assert InfoUnit.objects.count() == 0  # the throw-away project is gone
+
+    default = io.StringIO()
+    call_command("bench_registry", "--pairs", str(path), stdout=default)
+    assert "promotions: off" in default.getvalue()
+    assert default.getvalue().strip().splitlines()[-1] == (
+        "SUMMARY fmr=0.00 dup_recall=0.00 unsure=50.00 pairs=2"  # by default the paraphrase is staged
+    )

@@ -209,3 +209,32 @@ def test_missing_weights_fall_back_to_the_rules_and_say_so(mem, tmp_path, caplog
     assert matched.decision == "MATCH" and matched.registry.attempt.method == "VECTOR_ONLY"
     assert RegistryAttempt.objects.filter(decision="MATCH").count() == 1
     assert any("is not trained" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.django_db
+def test_the_default_weights_missing_start_one_background_training_and_the_rules_decide(
+    mem, tmp_path, monkeypatch, caplog
+):
+    import threading
+
+    started = threading.Event()
+    calls: list[int] = []
+
+    def fake_training() -> None:
+        calls.append(1)
+        started.set()
+
+    monkeypatch.setattr(cross_encoder, "default_folder", lambda: tmp_path / "comparator-default")
+    monkeypatch.setattr(cross_encoder, "_training", None)
+    monkeypatch.setattr(cross_encoder, "_train_default", fake_training)
+    on = RegistryParams(cross=True, cross_demote=1.0)
+
+    with caplog.at_level(logging.WARNING, logger="memory.cross_encoder"):
+        write(mem, FACT, on)
+        matched = write(mem, PARAPHRASE, on, session_id="s-2")
+        write(mem, PARAPHRASE, on, session_id="s-3")
+
+    assert started.wait(5)
+    assert calls == [1]  # one training per process, however many writes ask
+    assert matched.decision == "MATCH" and matched.registry.attempt.method == "VECTOR_ONLY"
+    assert sum("is not trained" in r.getMessage() for r in caplog.records) == 1

@@ -52,6 +52,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--cross", action="store_true", help="use the pair cross-encoder's grey-zone check for this run"
         )
+        parser.add_argument(
+            "--promote", action="store_true", help="promote staged pairs nothing distinguishes (off by default)"
+        )
+        parser.add_argument(
+            "--cross-demote", type=float, help="with --cross: this demote bar, not the default"
+        )
+        parser.add_argument(
+            "--cross-promote", type=float, help="with --cross: this promote bar, not the default"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["pairs"] and not options["units"]:
@@ -109,7 +118,17 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
             if not pairs:
                 raise CommandError(f"{options['pairs']}: no pair")
-            result = run_pairs(pairs, report=report, keep=options["keep"])
+            from dataclasses import replace
+
+            from memory.comparator import DEFAULT_PARAMS
+
+            params = replace(DEFAULT_PARAMS, promote=True) if options["promote"] else DEFAULT_PARAMS
+            for name in ("cross_demote", "cross_promote"):
+                if options.get(name) is not None:
+                    params = replace(params, **{name: options[name]})
+            report(f"promotions: {'on' if params.promote else 'off'}")
+            report(f"cross-encoder bars: demote < {params.cross_demote}, promote ≥ {params.cross_promote}")
+            result = run_pairs(pairs, report=report, keep=options["keep"], params=params)
             report(
                 f"MATCH {result.matches} (false {result.false_merges}), same pairs {result.same}, "
                 f"UNSURE {result.unsure}"

@@ -145,4 +145,4 @@ def edge_targets(request: HttpRequest, access: ProjectAccess, node_id: str) -> H
             project=access.project, source=DRAFT, search=query, limit=TARGET_OPTIONS + 1
         )
         nodes = [n for n in found if n.node_id != node_id and n.status != "REMOVED"][:TARGET_OPTIONS]
-    return render_page(request, "ontology/partials/target_options.html", {"options": nodes})
+    return render_page(request, "ontology/partials/target_options.html", {"options": nodes}, flash=False)

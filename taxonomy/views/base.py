@@ -84,17 +84,25 @@ def _to_login(request: HttpRequest) -> HttpResponse:
 
 
 def render_page(
-    request: HttpRequest, template: str, context: dict[str, Any], status: int = 200
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    status: int = 200,
+    *,
+    flash: bool = True,
 ) -> HttpResponse:
-    """Render a page, or (htmx) a fragment followed by an out-of-band refresh of the flash messages."""
+    """Render a page, or (htmx) a fragment followed by an out-of-band refresh of the flash messages.
+
+    ``flash=False`` leaves the flash area alone: for fragments fetched while the person types
+    (suggestions), whose late answer must not wipe the message of a form sent meanwhile."""
     access: ProjectAccess = request.project_access  # type: ignore[attr-defined]
     context = {"project": access.project, "can_curate": access.can(Capability.CURATE), **context}
     if not request.htmx:
         context.setdefault("user_projects", project_list_for_user(user=request.user))
         return render(request, template, context, status=status)
-    html = render_to_string(template, context, request) + render_to_string(
-        "inc/messages.html", {"oob": True}, request
-    )
+    html = render_to_string(template, context, request)
+    if flash:
+        html += render_to_string("inc/messages.html", {"oob": True}, request)
     return HttpResponse(html, status=status)
 
 

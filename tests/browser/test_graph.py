@@ -52,6 +52,7 @@ def test_expert_explores_the_picture_and_edits_edges_in_place(ui, login, live_se
     expect(page.locator("#graph-picture circle.gnode-dot")).to_have_count(2)
 
     # When the expert adds an edge to N-oos in place (picking it from the suggestions),
+    page.wait_for_load_state("load")  # htmx (a deferred script) binds the suggestion input by then
     page.evaluate("window.__sameDocument = true")
     form = page.locator("#edge-add-form")
     form.get_by_label("Other node").fill("out of")

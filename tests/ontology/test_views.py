@@ -391,6 +391,20 @@ def test_target_suggestions_leave_out_the_node_itself(world):
     assert re.findall(r'<option value="([^"]+)"', html) == ["N-invoice-download"]
 
 
+def test_a_late_suggestion_answer_leaves_the_flash_of_an_edge_just_added_alone(world):
+    """Suggestions are fetched while the expert types; one answered after the add-edge post must not
+    carry an (empty) out-of-band flash area that would wipe the post's "Edge … added" message."""
+    client = _client(world.expert)
+    added = client.post(
+        NODE + "edges/add/",
+        {"edge-direction": "out", "edge-other": "N-oos", "edge-type": "ESCALATES_TO", "edge-weight": "0.3"},
+        **HTMX,
+    ).content.decode()
+    late = client.get(NODE + "edges/targets/?edge-other=N-oos", **HTMX).content.decode()
+    assert 'id="messages"' in added and "Edge ESCALATES_TO added to the draft." in added
+    assert 'id="messages"' not in late and "hx-swap-oob" not in late
+
+
 def test_reviewers_see_no_edit_controls_and_their_posts_are_refused(world):
     client = _client(world.reviewer)
     for url in (BASE, NODE, BASE + "releases/"):

@@ -255,7 +255,7 @@ def finetune_encoder(
     try:
         shutil.copytree(base, staging, dirs_exist_ok=True)
         save_file(weights, str(staging / WEIGHTS_FILE), metadata={"format": "pt"})
-        checksum = encoder_checksum(staging)
+        checksum = folder_checksum(staging)
         final = root / checksum
         if final.exists():  # the same weights were saved before (same examples, same recipe)
             shutil.rmtree(staging)
@@ -278,7 +278,7 @@ def finetune_encoder(
 
 def training_key(texts: Sequence[str], classes: Sequence[str], params: FinetuneParams) -> str:
     """What a fine-tuning run depends on: the base weights, the recipe and the (text, class) pairs."""
-    digest = hashlib.sha256(encoder_checksum(base_model_path()).encode("ascii"))
+    digest = hashlib.sha256(folder_checksum(base_model_path()).encode("ascii"))
     digest.update(json.dumps(asdict(params), sort_keys=True).encode("utf-8"))
     for text, label in zip(texts, classes, strict=True):
         digest.update(json.dumps([text, label]).encode("utf-8"))
@@ -295,7 +295,7 @@ def _trained_before(root: Path, key: str) -> FinetunedEncoder | None:
     except (OSError, ValueError):
         return None
     folder = root / str(record.get("checksum", ""))
-    if not record.get("checksum") or not folder.is_dir() or encoder_checksum(folder) != record["checksum"]:
+    if not record.get("checksum") or not folder.is_dir() or folder_checksum(folder) != record["checksum"]:
         return None
     return FinetunedEncoder(
         path=folder,
@@ -306,11 +306,6 @@ def _trained_before(root: Path, key: str) -> FinetunedEncoder | None:
         seconds=0.0,
         reused=True,
     )
-
-
-def encoder_checksum(folder: Path) -> str:
-    """sha256 over every file of the folder (relative path and content), in path order."""
-    return folder_checksum(folder)
 
 
 # --- serving -------------------------------------------------------------------------------------
@@ -332,7 +327,7 @@ class ReleaseEncoder(SentenceTransformerEmbedder):
         folder = Path(settings.DATA_DIR) / ENCODERS_FOLDER / self.checksum
         if not folder.is_dir():
             raise EmbedderUnavailable(f"release encoder {self.checksum[:12]} not found in {folder.parent}")
-        found = encoder_checksum(folder)
+        found = folder_checksum(folder)
         if found != self.checksum:
             raise EmbedderUnavailable(
                 f"release encoder {self.checksum[:12]}: checksum mismatch (found {found[:12]})"

@@ -15,9 +15,9 @@ file only; the numbers in docs/benchmarks.md are measured on the held-out file.
 from __future__ import annotations
 
 import hashlib
-import json
-import random
 from pathlib import Path
+
+from .pair_files import cross_pairs, fact_pairs, pairs_json, shuffled
 
 TRIPLES: list[tuple[str, str, str, str, str, str]] = [
     # --- billing / invoices ---------------------------------------------------------------------------
@@ -1167,33 +1167,10 @@ def _split(fact: str) -> str:
 def build() -> dict[str, list[dict[str, object]]]:
     """The pairs of both files: per triple one true pair and one hard negative, plus one ``cross``
     negative per triple (its fact against the next fact of the same label and split)."""
-    out: dict[str, list[dict[str, object]]] = {"tuning": [], "heldout": []}
-    by_label: dict[tuple[str, str], list[tuple[str, str, str, str, str, str]]] = {}
-    for triple in TRIPLES:
-        label, info_type, fact, paraphrase, negative, kind = triple
-        split = _split(fact)
-        common = {"label": label, "info_type": info_type, "scope": "USER"}
-        out[split].append({"a": fact, "b": paraphrase, "same": True, "kind": "paraphrase", **common})
-        out[split].append({"a": fact, "b": negative, "same": False, "kind": kind, **common})
-        by_label.setdefault((split, label), []).append(triple)
-    for (split, label), triples in sorted(by_label.items()):
-        for i, triple in enumerate(triples):
-            other = triples[(i + 1) % len(triples)]
-            if other is triple:
-                continue
-            out[split].append(
-                {
-                    "a": triple[2],
-                    "b": other[3],
-                    "same": False,
-                    "kind": "cross",
-                    "label": label,
-                    "info_type": triple[1],
-                    "scope": "USER",
-                }
-            )
-    for split in out:
-        random.Random(f"{SPLIT_SALT}:{split}").shuffle(out[split])
+    out: dict[str, list[dict[str, object]]] = {}
+    for split in ("tuning", "heldout"):
+        triples = [t for t in TRIPLES if _split(t[2]) == split]
+        out[split] = shuffled(fact_pairs(triples) + cross_pairs(triples), f"{SPLIT_SALT}:{split}")
     return out
 
 
@@ -1525,31 +1502,7 @@ HELDOUT_V3: list[tuple[str, str, str, str, str, str]] = [
 
 def build_v3() -> list[dict[str, object]]:
     """The v3 held-out pairs, built like v2."""
-    out: list[dict[str, object]] = []
-    by_label: dict[str, list[tuple[str, str, str, str, str, str]]] = {}
-    for triple in HELDOUT_V3:
-        label, info_type, fact, paraphrase, negative, kind = triple
-        common = {"label": label, "info_type": info_type, "scope": "USER"}
-        out.append({"a": fact, "b": paraphrase, "same": True, "kind": "paraphrase", **common})
-        out.append({"a": fact, "b": negative, "same": False, "kind": kind, **common})
-        by_label.setdefault(label, []).append(triple)
-    for label, triples in sorted(by_label.items()):
-        for i, triple in enumerate(triples):
-            other = triples[(i + 1) % len(triples)]
-            if other is not triple:
-                out.append(
-                    {
-                        "a": triple[2],
-                        "b": other[3],
-                        "same": False,
-                        "kind": "cross",
-                        "label": label,
-                        "info_type": triple[1],
-                        "scope": "USER",
-                    }
-                )
-    random.Random(f"{SPLIT_SALT}:v3").shuffle(out)
-    return out
+    return shuffled(fact_pairs(HELDOUT_V3) + cross_pairs(HELDOUT_V3), f"{SPLIT_SALT}:v3")
 
 
 def main() -> None:
@@ -1558,7 +1511,7 @@ def main() -> None:
     files["pairs_v2_heldout.json"] = build_v2()
     files["pairs_v3_heldout.json"] = build_v3()
     for name, pairs in files.items():
-        (here / name).write_text(json.dumps(pairs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        (here / name).write_text(pairs_json(pairs), encoding="utf-8")
         print(f"{name}: {len(pairs)} pairs")
 
 
@@ -2050,31 +2003,7 @@ HELDOUT_V2: list[tuple[str, str, str, str, str, str]] = [
 
 def build_v2() -> list[dict[str, object]]:
     """The v2 held-out pairs: one true pair and one hard negative per triple, one cross negative each."""
-    out: list[dict[str, object]] = []
-    by_label: dict[str, list[tuple[str, str, str, str, str, str]]] = {}
-    for triple in HELDOUT_V2:
-        label, info_type, fact, paraphrase, negative, kind = triple
-        common = {"label": label, "info_type": info_type, "scope": "USER"}
-        out.append({"a": fact, "b": paraphrase, "same": True, "kind": "paraphrase", **common})
-        out.append({"a": fact, "b": negative, "same": False, "kind": kind, **common})
-        by_label.setdefault(label, []).append(triple)
-    for label, triples in sorted(by_label.items()):
-        for i, triple in enumerate(triples):
-            other = triples[(i + 1) % len(triples)]
-            if other is not triple:
-                out.append(
-                    {
-                        "a": triple[2],
-                        "b": other[3],
-                        "same": False,
-                        "kind": "cross",
-                        "label": label,
-                        "info_type": triple[1],
-                        "scope": "USER",
-                    }
-                )
-    random.Random(f"{SPLIT_SALT}:v2").shuffle(out)
-    return out
+    return shuffled(fact_pairs(HELDOUT_V2) + cross_pairs(HELDOUT_V2), f"{SPLIT_SALT}:v2")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,7 @@ the file is balanced 108 same / 108 different.
 
 from __future__ import annotations
 
-import json
-import random
-import sys
-from pathlib import Path
+from .pair_files import PairDict, fact_pairs, frozen_main, shuffled
 
 # (label, InfoType, fact, true paraphrase, hard negative, kind of negative)
 TRIPLES_V5: list[tuple[str, str, str, str, str, str]] = [
@@ -909,27 +906,13 @@ SHUFFLE_SEED = "pairs-v5"
 FILE_NAME = "pairs_v5_heldout.json"
 
 
-def build_v5() -> list[dict[str, object]]:
+def build_v5() -> list[PairDict]:
     """One true pair and one hard negative per fact, shuffled with a fixed seed."""
-    out: list[dict[str, object]] = []
-    for label, info_type, fact, paraphrase, negative, kind in TRIPLES_V5:
-        common = {"label": label, "info_type": info_type, "scope": "USER"}
-        out.append({"a": fact, "b": paraphrase, "same": True, "kind": "paraphrase", **common})
-        out.append({"a": fact, "b": negative, "same": False, "kind": kind, **common})
-    random.Random(SHUFFLE_SEED).shuffle(out)
-    return out
+    return shuffled(fact_pairs(TRIPLES_V5), SHUFFLE_SEED)
 
 
 def main() -> None:
-    text = json.dumps(build_v5(), indent=1, ensure_ascii=False) + "\n"
-    target = Path(__file__).resolve().parent / FILE_NAME
-    if "--write" in sys.argv[1:]:
-        if target.exists():
-            raise SystemExit(f"{target.name} exists and is frozen; not overwritten")
-        target.write_text(text, encoding="utf-8")
-        print(f"{target.name}: {len(build_v5())} pairs")
-    else:
-        sys.stdout.write(text)
+    frozen_main(build_v5, FILE_NAME)
 
 
 if __name__ == "__main__":

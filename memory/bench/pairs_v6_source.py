@@ -15,10 +15,7 @@ does not exist yet.
 
 from __future__ import annotations
 
-import json
-import random
-import sys
-from pathlib import Path
+from .pair_files import PairDict, fact_pairs, frozen_main, shuffled
 
 # (label, InfoType, fact, true paraphrase, hard negative, kind of negative)
 TRIPLES_V6: list[tuple[str, str, str, str, str, str]] = [
@@ -370,27 +367,13 @@ SHUFFLE_SEED = "pairs-v6"
 FILE_NAME = "pairs_v6_heldout.json"
 
 
-def build_v6() -> list[dict[str, object]]:
+def build_v6() -> list[PairDict]:
     """One true pair and one hard negative per fact, shuffled with a fixed seed."""
-    out: list[dict[str, object]] = []
-    for label, info_type, fact, paraphrase, negative, kind in TRIPLES_V6:
-        common = {"label": label, "info_type": info_type, "scope": "USER"}
-        out.append({"a": fact, "b": paraphrase, "same": True, "kind": "paraphrase", **common})
-        out.append({"a": fact, "b": negative, "same": False, "kind": kind, **common})
-    random.Random(SHUFFLE_SEED).shuffle(out)
-    return out
+    return shuffled(fact_pairs(TRIPLES_V6), SHUFFLE_SEED)
 
 
 def main() -> None:
-    text = json.dumps(build_v6(), indent=1, ensure_ascii=False) + "\n"
-    target = Path(__file__).resolve().parent / FILE_NAME
-    if "--write" in sys.argv[1:]:
-        if target.exists():
-            raise SystemExit(f"{target.name} exists and is frozen; not overwritten")
-        target.write_text(text, encoding="utf-8")
-        print(f"{target.name}: {len(build_v6())} pairs")
-    else:
-        sys.stdout.write(text)
+    frozen_main(build_v6, FILE_NAME)
 
 
 if __name__ == "__main__":

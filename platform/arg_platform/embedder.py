@@ -131,6 +131,7 @@ class SentenceTransformerEmbedder:
         self.runtime = runtime or getattr(settings, "EMBEDDER_RUNTIME", "onnx")  # asked for
         self._model = None
         self._onnx = None  # the OnnxEncoder once loaded (None: PyTorch runs the forward pass)
+        self._onnx_key: str | None = None  # model_key(), hashed once (the folder is ~90 MB)
         self._load_lock = threading.Lock()
         # the batcher: one forward pass at a time (torch on 2 cores: concurrent passes only contend)
         self._queue: list[_Job] = []
@@ -186,9 +187,11 @@ class SentenceTransformerEmbedder:
         from .onnx_encoder import ONNX_FOLDER, OnnxEncoder, OnnxUnsupported
 
         try:
+            if self._onnx_key is None:
+                self._onnx_key = self.model_key()
             return OnnxEncoder(
                 model,
-                key=self.model_key(),
+                key=self._onnx_key,
                 folder=Path(settings.DATA_DIR) / ONNX_FOLDER,
                 threads=torch.get_num_threads(),
             )

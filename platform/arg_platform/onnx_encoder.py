@@ -93,8 +93,6 @@ def _export(model: Any, target: Path) -> None:
                 dynamo=False,
             )
         os.replace(temp_name, target)
-    except OnnxUnsupported:
-        raise
     except Exception as exc:
         raise OnnxUnsupported(f"export failed: {exc}") from exc
     finally:

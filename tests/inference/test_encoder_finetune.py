@@ -15,7 +15,7 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from arg_platform.embedder import EmbedderUnavailable, get_embedder
+from arg_platform.embedder import EmbedderUnavailable, folder_checksum, get_embedder
 from inference import classifier as classifier_module
 from inference.bench.routing_pack import routing_pack
 from inference.classifier import classifier_from_documents, train_label_classifier, training_set
@@ -28,7 +28,6 @@ from inference.encoder_finetune import (
     ReleaseEncoder,
     _batches,
     base_model_path,
-    encoder_checksum,
     encoder_for_documents,
     finetune_encoder,
     finetune_wanted,
@@ -84,7 +83,7 @@ def test_fine_tuned_encoder_is_saved_under_the_data_dir_and_its_checksum_frozen(
     texts, classes = training_set(finetuned.snapshot.documents)
     folder = Path(settings.DATA_DIR) / ENCODERS_FOLDER / meta["checksum"]
     assert folder.is_dir()
-    assert encoder_checksum(folder) == meta["checksum"]
+    assert folder_checksum(folder) == meta["checksum"]
     assert (folder / "model.safetensors").read_bytes() != (
         base_model_path() / "model.safetensors"
     ).read_bytes()

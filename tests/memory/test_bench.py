@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from memory.bench.pair_files import pairs_json
 from memory.bench.runner import pairs_load
 from memory.models import InfoUnit
 from projects.models import Project
@@ -98,9 +99,7 @@ def test_the_checked_in_pair_files_are_disjoint_and_balanced():
 V5_SHA256 = "cd532e84e619ae4525e5ba3fded9e7f5e1f2b17eeac32803040c93be94001efb"
 
 
-def test_the_v5_held_out_file_is_frozen_new_and_balanced(monkeypatch):
-    from memory.bench import pairs_v5_source
-
+def test_the_v5_held_out_file_is_frozen_new_and_balanced():
     path = BENCH / "pairs_v5_heldout.json"
     pairs = pairs_load(path)
     earlier = {
@@ -130,22 +129,12 @@ def test_the_v5_held_out_file_is_frozen_new_and_balanced(monkeypatch):
     assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
     assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & earlier_labels
     assert not {p.a for p in pairs} & earlier
-    # the source rebuilds exactly the frozen file, and refuses to overwrite it
-    assert json.dumps(pairs_v5_source.build_v5(), indent=1, ensure_ascii=False) + "\n" == path.read_text(
-        "utf-8"
-    )
-    monkeypatch.setattr("sys.argv", ["pairs_v5_source", "--write"])
-    with pytest.raises(SystemExit, match="frozen"):
-        pairs_v5_source.main()
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == V5_SHA256
 
 
 V6_SHA256 = "0f4ff01742ebcc3482db1e33132e1c346897d02ef5158ec7085757dd0292dba6"
 
 
 def test_the_v6_held_out_file_is_frozen_and_uses_no_earlier_domain():
-    from memory.bench import pairs_v6_source
-
     path = BENCH / "pairs_v6_heldout.json"
     pairs = pairs_load(path)
     earlier = [
@@ -159,9 +148,38 @@ def test_the_v6_held_out_file_is_frozen_and_uses_no_earlier_domain():
     assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
     assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
     assert not {p.a for p in pairs} & {p.a for p in earlier}
-    assert json.dumps(pairs_v6_source.build_v6(), indent=1, ensure_ascii=False) + "\n" == path.read_text(
-        "utf-8"
-    )
+
+
+V7_SHA256 = "a05c9f149bf5913f1046f4606ea4bd01f9060b80dd0d4eeeb6b8f3c2203b88ff"
+
+
+@pytest.mark.parametrize(("version", "sha256"), [("v5", V5_SHA256), ("v6", V6_SHA256), ("v7", V7_SHA256)])
+def test_every_held_out_source_rebuilds_its_frozen_file_and_refuses_to_overwrite_it(
+    version, sha256, monkeypatch
+):
+    import importlib
+
+    source = importlib.import_module(f"memory.bench.pairs_{version}_source")
+    path = BENCH / f"pairs_{version}_heldout.json"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256  # recorded in docs/benchmarks.md
+    assert pairs_json(getattr(source, f"build_{version}")()) == path.read_text("utf-8")
+    monkeypatch.setattr("sys.argv", [f"pairs_{version}_source", "--write"])
+    with pytest.raises(SystemExit, match="frozen"):
+        source.main()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+
+
+def test_the_v7_held_out_file_is_balanced_and_uses_no_earlier_domain():
+    pairs = pairs_load(BENCH / "pairs_v7_heldout.json")
+    earlier = [
+        p
+        for name in ("v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout")
+        + ("v6_heldout",)
+        for p in pairs_load(BENCH / f"pairs_{name}.json")
+    ]
+    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
+    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
+    assert not {p.a for p in pairs} & {p.a for p in earlier}
 
 
 def test_a_promoted_paraphrase_merges_through_the_real_write_path_and_a_month_edit_does_not(tmp_path):

@@ -151,9 +151,12 @@ def test_the_v6_held_out_file_is_frozen_and_uses_no_earlier_domain():
 
 
 V7_SHA256 = "a05c9f149bf5913f1046f4606ea4bd01f9060b80dd0d4eeeb6b8f3c2203b88ff"
+V8_SHA256 = "0c9a2ea3fc516169191e8f6b42d0febe2c0f7473b3b88d65d3d50c5215055745"
 
 
-@pytest.mark.parametrize(("version", "sha256"), [("v5", V5_SHA256), ("v6", V6_SHA256), ("v7", V7_SHA256)])
+@pytest.mark.parametrize(
+    ("version", "sha256"), [("v5", V5_SHA256), ("v6", V6_SHA256), ("v7", V7_SHA256), ("v8", V8_SHA256)]
+)
 def test_every_held_out_source_rebuilds_its_frozen_file_and_refuses_to_overwrite_it(
     version, sha256, monkeypatch
 ):
@@ -175,6 +178,19 @@ def test_the_v7_held_out_file_is_balanced_and_uses_no_earlier_domain():
         p
         for name in ("v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout")
         + ("v6_heldout",)
+        for p in pairs_load(BENCH / f"pairs_{name}.json")
+    ]
+    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
+    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
+    assert not {p.a for p in pairs} & {p.a for p in earlier}
+
+
+def test_the_v8_held_out_file_is_balanced_and_uses_no_earlier_domain():
+    pairs = pairs_load(BENCH / "pairs_v8_heldout.json")
+    earlier = [
+        p
+        for name in ("v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout")
+        + ("v6_heldout", "v7_heldout")
         for p in pairs_load(BENCH / f"pairs_{name}.json")
     ]
     assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)

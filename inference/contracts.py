@@ -8,7 +8,7 @@ construction: nothing downstream of a BLOCK decision is ever called.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 
 
@@ -217,3 +217,24 @@ class Outcome:
     # step-specific details for the log and the trace viewer: C_info components and context nodes (Info),
     # precondition checks (Action), notes (Memory)
     details: dict[str, object] = field(default_factory=dict)
+
+
+def plain(value: object) -> object:
+    """A JSON-ready copy of a contract value: a dataclass becomes a dict of its fields (in order), a
+    tuple or list a list, a set a sorted list of strings, an enum its value; dict keys are kept.
+
+    What ``dataclasses.asdict`` gives once JSON-encoded, without its deep copy of every leaf (the log
+    row and the response of every request go through this)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value.value if isinstance(value, enum.Enum) else value
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted(str(plain(v)) for v in value)
+    if isinstance(value, enum.Enum):
+        return plain(value.value)
+    return value

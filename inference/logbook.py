@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from arg_platform.metrics import inference_observe
+from arg_platform.rows import insert_row
 
-from .contracts import OutcomeKind
+from .contracts import OutcomeKind, plain
 from .models import InferenceLog
 from .pipeline import InferenceResult
 
 
 def _json(value: Any) -> Any:
-    if value is None:
-        return {}
-    data = asdict(value)
-    return {k: (sorted(str(x) for x in v) if isinstance(v, frozenset) else v) for k, v in data.items()}
+    return {} if value is None else plain(value)
 
 
 def log_result(result: InferenceResult) -> InferenceLog:
-    """Write the request's one log row (also for refused, blocked and failed requests)."""
+    """Write the request's one log row (also for refused, blocked and failed requests).
+
+    One prepared INSERT (``arg_platform.rows``): the row is on the path of every request."""
     request = result.request
     decision, weaver, landing, route, outcome = (
         result.decision,
@@ -42,52 +41,54 @@ def log_result(result: InferenceResult) -> InferenceLog:
             "response_mode": str(decision.response_mode),
         }
     envelope = result.envelope
-    log = InferenceLog.objects.create(
-        project=request.project,
-        request_id=request.request_id,
-        release_id=result.release_id,
-        release_version=result.release_version,
-        token=request.token,
-        role_key=(envelope.role_key if envelope else request.context.role) or "",
-        typology_key=(envelope.typology_key if envelope else request.context.typology) or "",
-        session_id=request.context.session_id or "",
-        prompt=request.prompt[:20_000],
-        language=envelope.language if envelope else "",
-        context={
-            k: (str(v) if v is not None and k == "timestamp" else v)
-            for k, v in asdict(request.context).items()
-        },
-        policy_state=str(decision.state) if decision else "",
-        policy_constraints=constraints,
-        policy_reasons=list(decision.reasons) if decision else [],
-        labels_raw=result.lexical.raw if result.lexical else {},
-        labels_blocked=[list(b) for b in result.lexical.blocked] if result.lexical else [],
-        weaver={
-            "top_k": weaver.top_k,
-            "classifier": weaver.classifier,
-            "proposer_used": weaver.proposer_used,
-            "rejected": weaver.rejected,
-            "shadow": weaver.shadow,
-        }
-        if weaver
-        else {},
-        labels_final=weaver.l_final if weaver else {},
-        confidence=weaver.confidence if weaver else None,
-        flags=result.flags,
-        landing=_json(landing),
-        path_nodes=list(route.path_nodes) if route else [],
-        path_edges=[list(e) for e in route.path_edges] if route else [],
-        target_node=(route.target or "") if route else ((landing.node_start or "") if landing else ""),
-        fast_path=bool(route and route.fast_path),
-        outcome_kind=str(outcome.kind) if outcome else "",
-        action=outcome.action or {} if outcome else {},
-        c_info=outcome.c_info if outcome else None,
-        active_check=_json(outcome.active_check) if outcome and outcome.active_check else {},
-        outcome_status=_status(result),
-        answer=outcome.answer if outcome else "",
-        outcome_details=_plain(outcome.details) if outcome else {},
-        timings_ms=result.timings_ms,
-        error=(result.error.message[:500] if result.error else ""),
+    log = insert_row(
+        InferenceLog(
+            project=request.project,
+            request_id=request.request_id,
+            release_id=result.release_id,
+            release_version=result.release_version,
+            token=request.token,
+            role_key=(envelope.role_key if envelope else request.context.role) or "",
+            typology_key=(envelope.typology_key if envelope else request.context.typology) or "",
+            session_id=request.context.session_id or "",
+            prompt=request.prompt[:20_000],
+            language=envelope.language if envelope else "",
+            context={
+                k: (str(v) if v is not None and k == "timestamp" else v)
+                for k, v in plain(request.context).items()
+            },
+            policy_state=str(decision.state) if decision else "",
+            policy_constraints=constraints,
+            policy_reasons=list(decision.reasons) if decision else [],
+            labels_raw=result.lexical.raw if result.lexical else {},
+            labels_blocked=[list(b) for b in result.lexical.blocked] if result.lexical else [],
+            weaver={
+                "top_k": weaver.top_k,
+                "classifier": weaver.classifier,
+                "proposer_used": weaver.proposer_used,
+                "rejected": weaver.rejected,
+                "shadow": weaver.shadow,
+            }
+            if weaver
+            else {},
+            labels_final=weaver.l_final if weaver else {},
+            confidence=weaver.confidence if weaver else None,
+            flags=result.flags,
+            landing=_json(landing),
+            path_nodes=list(route.path_nodes) if route else [],
+            path_edges=[list(e) for e in route.path_edges] if route else [],
+            target_node=(route.target or "") if route else ((landing.node_start or "") if landing else ""),
+            fast_path=bool(route and route.fast_path),
+            outcome_kind=str(outcome.kind) if outcome else "",
+            action=outcome.action or {} if outcome else {},
+            c_info=outcome.c_info if outcome else None,
+            active_check=_json(outcome.active_check) if outcome and outcome.active_check else {},
+            outcome_status=_status(result),
+            answer=outcome.answer if outcome else "",
+            outcome_details=_plain(outcome.details) if outcome else {},
+            timings_ms=result.timings_ms,
+            error=(result.error.message[:500] if result.error else ""),
+        )
     )
     inference_observe(
         project=request.project.slug,

@@ -7,7 +7,6 @@ including invalid and refused ones.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -22,7 +21,7 @@ from projects.access import Capability, ProjectAccess
 from projects.api.base import request_token
 from projects.selectors import project_access_require
 
-from ..contracts import RequestContext
+from ..contracts import RequestContext, plain
 from ..feedback import feedback_record
 from ..logbook import log_result
 from ..pipeline import InferenceRequest, InferenceResult, run_inference
@@ -62,7 +61,7 @@ def _response_body(result: InferenceResult) -> dict[str, Any]:
                 view = snapshot.node(node_id)
                 nodes.append({"node_id": node_id, "title": view.title, "type": view.type})
         edges = [list(e) for e in result.route.path_edges]
-    body_outcome = asdict(outcome)
+    body_outcome = plain(outcome)
     body_outcome["kind"] = str(outcome.kind)
     body_outcome["info_status"] = str(outcome.info_status) if outcome.info_status else None
     return {
@@ -101,25 +100,9 @@ class InferView(APIView):
             data, parse_error = None, exc
         else:
             parse_error = None
-        serializer = s.InferRequestSerializer(data=data if isinstance(data, dict) else {})
-        if parse_error is not None or not isinstance(data, dict) or not serializer.is_valid():
-            errors = (
-                serializer.errors
-                if parse_error is None and isinstance(data, dict)
-                else {"body": ["send a JSON object"]}
-            )
-            prompt = (
-                data.get("prompt") if isinstance(data, dict) and isinstance(data.get("prompt"), str) else ""
-            )
-            failed = InferenceResult(
-                request=InferenceRequest(
-                    request_id, access.project, prompt, RequestContext(), token=token, default_role=role
-                )
-            )
-            failed.error = _violation_from_serializer(errors)
-            log_result(failed)
-            raise failed.error
-        valid = serializer.validated_data
+        valid = s.plain_infer_request(data) if parse_error is None else None
+        if valid is None:  # not a plain request: the serializer decides, with its field messages
+            valid = self._validated(request_id, access, data, parse_error, token, role)
         context = RequestContext(
             **{**valid.get("context", {}), "history": tuple(valid.get("context", {}).get("history", ()))}
         )
@@ -140,6 +123,39 @@ class InferView(APIView):
         if result.error is not None:
             raise result.error
         return Response(_response_body(result))
+
+    @staticmethod
+    def _validated(
+        request_id: str,
+        access: ProjectAccess,
+        data: Any,
+        parse_error: ParseError | None,
+        token: Any,
+        role: Any,
+    ) -> dict[str, Any]:
+        """The serializer's validated data; an invalid request is logged (its one row) and refused."""
+        serializer = s.InferRequestSerializer(data=data if isinstance(data, dict) else {})
+        if parse_error is None and isinstance(data, dict) and serializer.is_valid():
+            return serializer.validated_data
+        errors = (
+            serializer.errors
+            if parse_error is None and isinstance(data, dict)
+            else {"body": ["send a JSON object"]}
+        )
+        prompt = data.get("prompt") if isinstance(data, dict) and isinstance(data.get("prompt"), str) else ""
+        failed = InferenceResult(
+            request=InferenceRequest(
+                request_id,
+                access.project,
+                prompt,
+                RequestContext(),
+                token=token,
+                default_role=role,
+            )
+        )
+        failed.error = _violation_from_serializer(errors)
+        log_result(failed)
+        raise failed.error
 
 
 class FeedbackView(APIView):

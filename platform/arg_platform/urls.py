@@ -14,11 +14,11 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/v1/", include("inference.api.urls")),  # first: the path of every client request
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/", include("projects.api.urls")),
     path("api/v1/", include("taxonomy.api.urls")),
     path("api/v1/", include("ontology.api.urls")),
-    path("api/v1/", include("inference.api.urls")),
     path("api/v1/", include("memory.api.urls")),
     path("api/v1/", include("review.api.urls")),
     path("p/<slug:project>/graph/", include("ontology.urls")),

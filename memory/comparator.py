@@ -53,6 +53,7 @@ import logging
 import math
 import re
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -411,10 +412,10 @@ MINIMAL_PAIR_SHARE = 0.65  # share of the wording two statements keep for one to
 MINIMAL_PAIR_EDITS = 4  # at most this many words changed
 
 
-def _substitutions(
-    a: list[str], b: list[str], ca: Canonical | None = None, cb: Canonical | None = None,
-    params: RegistryParams | None = None,
-) -> list[str]:
+Explain = Callable[[list[str], list[str]], tuple[list[str], list[str]]]  # edited words left unexplained
+
+
+def _substitutions(a: list[str], b: list[str], explain: Explain | None = None) -> list[str]:
     """The same sentence with a few words replaced, added or removed ("blocked writes" vs "blocked
     reads", "the mobile app" vs "the web app"): the edit is what the statement is about, so it is not
     a paraphrase the cosine may vouch for. Empty when the wordings only differ by stopwords, inflection
@@ -423,17 +424,13 @@ def _substitutions(
         return []
     removed, added, share = _edit(a, b)
     if share >= MINIMAL_PAIR_SHARE and 0 < len(removed) + len(added) <= MINIMAL_PAIR_EDITS:
-        explainable = ca is not None and cb is not None and params is not None and removed and added
-        if explainable and _unexplained(removed, added, ca, cb, params) == ([], []):  # type: ignore[arg-type]
+        if explain is not None and removed and added and explain(removed, added) == ([], []):
             return []  # each edited word has a synonym on the other side
         return [f"edited: {' '.join(removed) or '∅'} → {' '.join(added) or '∅'}"]
     return []
 
 
-def _replaced_span(
-    a: list[str], b: list[str], ca: Canonical | None = None, cb: Canonical | None = None,
-    params: RegistryParams | None = None,
-) -> list[str]:
+def _replaced_span(a: list[str], b: list[str], explain: Explain | None = None) -> list[str]:
     """The same sentence with one span of up to three meaningful words replaced by other meaningful
     words ("a shared secret" / "a public key", "batch jobs" / "web servers"), however short the
     sentence: one entity for another, which the minimal-pair share misses in short statements. Numbers
@@ -446,8 +443,8 @@ def _replaced_span(
     if len(a) - (i2 - i1) < 2:  # at least two words kept
         return []
     removed, added = _no_quantities(a[i1:i2]), _no_quantities(b[j1:j2])
-    if ca is not None and cb is not None and params is not None:
-        removed, added = _unexplained(removed, added, ca, cb, params)
+    if explain is not None:
+        removed, added = explain(removed, added)
     if (
         0 < len(removed) <= 3
         and 0 < len(added) <= 3
@@ -600,15 +597,13 @@ CONDITION_WORDS = frozenset(words("if when whenever unless"))
 
 def _condition(tokens: tuple[str, ...]) -> str:
     """The condition a statement restricts its fact to: "unless …", or "only" followed by "if" /
-    "when" within its clause ("only if the client asks", "only mention injuries when parents ask")."""
+    "when" within the next eight words ("only if the client asks", "only mention injuries when parents
+    ask")."""
     for i, token in enumerate(tokens):
         if token == "unless":
             return "unless"
         if token == "only":
-            following = tokens[i + 1 : i + 9]
-            for word in following:
-                if word in (",", ";", "."):
-                    break
+            for word in tokens[i + 1 : i + 9]:
                 if word in ("if", "when"):
                     return f"only … {word}"
     return ""
@@ -638,7 +633,9 @@ def _lexical_flips(a: Canonical, b: Canonical, params: RegistryParams) -> list[s
     relation told the other way round is not a flip ("A better than B" / "B worse than A")."""
     lex = _lexicon(params)
     fa, fb = a.features, b.features
-    if lex is None or fa.negations % 2 != fb.negations % 2 or _reworded(_wording(fa.tokens), _wording(fb.tokens)):
+    if lex is None or fa.negations % 2 != fb.negations % 2:
+        return []
+    if _reworded(_wording(fa.tokens), _wording(fb.tokens)):
         return []
     wa = {_stem(t) for t in fa.tokens if t not in STOPWORDS}
     wb = {_stem(t) for t in fb.tokens if t not in STOPWORDS}
@@ -739,7 +736,10 @@ def discriminators(
         or _transposed(fa.tokens, fb.tokens)
     )
     if not hard:
-        soft.extend(_substitutions(wa, wb, a, b, params) or _replaced_span(wa, wb, a, b, params))
+        def explain(removed: list[str], added: list[str]) -> tuple[list[str], list[str]]:
+            return _unexplained(removed, added, a, b, params)
+
+        soft.extend(_substitutions(wa, wb, explain) or _replaced_span(wa, wb, explain))
         soft.extend(_restricted(fa.tokens, fb.tokens))
     return hard, soft, anchors > 0 and not hard
 

@@ -99,6 +99,8 @@ def load(folder: Path) -> Lexicon:
     senses: dict[tuple[str, str], tuple[int, ...]] = {}
     for pos, name in POS_FILES.items():
         for parts in _entries(folder / f"index.{name}"):
+            if "_" in parts[0]:  # a multi-word lemma: statements are compared word by word
+                continue
             synsets = int(parts[2])
             senses[(parts[0], pos)] = tuple(int(o) for o in parts[-synsets:][:SENSES])
     words_of: dict[tuple[str, int], list[str]] = {}

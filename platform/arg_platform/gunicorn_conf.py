@@ -17,8 +17,15 @@ TORCH_THREADS_PER_WORKER = 1
 
 
 def post_worker_init(worker: Any) -> None:
-    """After the worker has loaded the application, before it serves: pin torch's thread pool."""
+    """After the worker has loaded the application, before it serves: pin torch's thread pool, and read
+    the registry comparator's WordNet lexicon in the background (≈ 1 s once per worker; otherwise the
+    worker's first memory write would wait for it)."""
+    import threading
+
     import torch
+
+    from memory.lexicon import lexicon
 
     torch.set_num_threads(TORCH_THREADS_PER_WORKER)
     worker.log.info("torch threads per worker: %d", torch.get_num_threads())
+    threading.Thread(target=lexicon, name="lexicon-warm-up", daemon=True).start()

@@ -626,16 +626,15 @@ def _originals(tokens: tuple[str, ...]) -> dict[str, str]:
 
 
 def _lexical_flips(a: Canonical, b: Canonical, params: RegistryParams) -> list[str]:
-    """Words on one side only that WordNet states as antonyms ("keep" / "lose", "approve" / "reject"),
-    between statements worded alike (as for negations: in a rewording a converse verb tells the same
-    event from the other side, "sold through brokers" / "bought via a broker", "borrow" / "on loan") and
-    of the same polarity (a negation with an antonym restates: "not approved" / "rejected"); a converse
-    relation told the other way round is not a flip ("A better than B" / "B worse than A")."""
+    """Words on one side only that WordNet states as antonyms ("keep" / "lose", "approve" / "reject").
+    ``discriminators`` asks only between statements worded alike (as for negations: in a rewording a
+    converse verb tells the same event from the other side, "sold through brokers" / "bought via a
+    broker", "borrow" / "on loan"); here the two must also have the same polarity (a negation with an
+    antonym restates: "not approved" / "rejected"), and a converse relation told the other way round is
+    not a flip ("A better than B" / "B worse than A")."""
     lex = _lexicon(params)
     fa, fb = a.features, b.features
     if lex is None or fa.negations % 2 != fb.negations % 2:
-        return []
-    if _reworded(_wording(fa.tokens), _wording(fb.tokens)):
         return []
     wa = {_stem(t) for t in fa.tokens if t not in STOPWORDS}
     wb = {_stem(t) for t in fb.tokens if t not in STOPWORDS}
@@ -695,11 +694,12 @@ def discriminators(
             soft.append("missing_version")
     elif fa.versions:
         anchors += 1
-    flips = _polarity_flips(fa.tokens, fb.tokens) or _lexical_flips(a, b, params)
+    wa, wb = _wording(fa.tokens), _wording(fb.tokens)
+    alike = not _reworded(wa, wb)  # worded alike: polarity and antonyms are compared only then
+    flips = _polarity_flips(fa.tokens, fb.tokens) or (_lexical_flips(a, b, params) if alike else [])
     if flips:
         hard.append("antonyms: " + ", ".join(flips))
-    wa, wb = _wording(fa.tokens), _wording(fb.tokens)
-    if fa.negations % 2 != fb.negations % 2 and not _reworded(wa, wb):
+    if fa.negations % 2 != fb.negations % 2 and alike:
         hard.append(f"negation: {fa.negations} vs {fb.negations}")
     ia, ib = set(fa.identifiers), set(fb.identifiers)
     compact_a, compact_b = (

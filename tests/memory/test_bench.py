@@ -99,55 +99,7 @@ def test_the_checked_in_pair_files_are_disjoint_and_balanced():
 V5_SHA256 = "cd532e84e619ae4525e5ba3fded9e7f5e1f2b17eeac32803040c93be94001efb"
 
 
-def test_the_v5_held_out_file_is_frozen_new_and_balanced():
-    path = BENCH / "pairs_v5_heldout.json"
-    pairs = pairs_load(path)
-    earlier = {
-        p.a
-        for name in (
-            "pairs_v1_tuning",
-            "pairs_v1_heldout",
-            "pairs_v2_heldout",
-            "pairs_v3_heldout",
-            "pairs_v4_heldout",
-        )
-        for p in pairs_load(BENCH / f"{name}.json")
-    }
-    earlier_labels = {
-        p.label
-        for name in (
-            "pairs_v1_tuning",
-            "pairs_v1_heldout",
-            "pairs_v2_heldout",
-            "pairs_v3_heldout",
-            "pairs_v4_heldout",
-        )
-        for p in pairs_load(BENCH / f"{name}.json")
-    }
-
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == V5_SHA256  # recorded in docs/benchmarks.md
-    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
-    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & earlier_labels
-    assert not {p.a for p in pairs} & earlier
-
-
 V6_SHA256 = "0f4ff01742ebcc3482db1e33132e1c346897d02ef5158ec7085757dd0292dba6"
-
-
-def test_the_v6_held_out_file_is_frozen_and_uses_no_earlier_domain():
-    path = BENCH / "pairs_v6_heldout.json"
-    pairs = pairs_load(path)
-    earlier = [
-        p
-        for name in ("pairs_v1_tuning", "pairs_v1_heldout", "pairs_v2_heldout", "pairs_v3_heldout")
-        + ("pairs_v4_heldout", "pairs_v5_heldout")
-        for p in pairs_load(BENCH / f"{name}.json")
-    ]
-
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == V6_SHA256  # recorded in docs/benchmarks.md
-    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
-    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
-    assert not {p.a for p in pairs} & {p.a for p in earlier}
 
 
 V7_SHA256 = "a05c9f149bf5913f1046f4606ea4bd01f9060b80dd0d4eeeb6b8f3c2203b88ff"
@@ -172,27 +124,18 @@ def test_every_held_out_source_rebuilds_its_frozen_file_and_refuses_to_overwrite
     assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
 
 
-def test_the_v7_held_out_file_is_balanced_and_uses_no_earlier_domain():
-    pairs = pairs_load(BENCH / "pairs_v7_heldout.json")
-    earlier = [
-        p
-        for name in ("v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout")
-        + ("v6_heldout",)
-        for p in pairs_load(BENCH / f"pairs_{name}.json")
-    ]
-    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
-    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
-    assert not {p.a for p in pairs} & {p.a for p in earlier}
+PAIR_FILES = (
+    "v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout", "v6_heldout",
+    "v7_heldout", "v8_heldout",
+)  # fmt: skip
 
 
-def test_the_v8_held_out_file_is_balanced_and_uses_no_earlier_domain():
-    pairs = pairs_load(BENCH / "pairs_v8_heldout.json")
-    earlier = [
-        p
-        for name in ("v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout")
-        + ("v6_heldout", "v7_heldout")
-        for p in pairs_load(BENCH / f"pairs_{name}.json")
-    ]
+@pytest.mark.parametrize("version", ["v5", "v6", "v7", "v8"])
+def test_every_held_out_file_is_balanced_and_shares_no_domain_or_fact_with_earlier_files(version):
+    name = f"{version}_heldout"
+    pairs = pairs_load(BENCH / f"pairs_{name}.json")
+    earlier = [p for n in PAIR_FILES[: PAIR_FILES.index(name)] for p in pairs_load(BENCH / f"pairs_{n}.json")]
+
     assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
     assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
     assert not {p.a for p in pairs} & {p.a for p in earlier}

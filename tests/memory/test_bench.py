@@ -104,10 +104,12 @@ V6_SHA256 = "0f4ff01742ebcc3482db1e33132e1c346897d02ef5158ec7085757dd0292dba6"
 
 V7_SHA256 = "a05c9f149bf5913f1046f4606ea4bd01f9060b80dd0d4eeeb6b8f3c2203b88ff"
 V8_SHA256 = "0c9a2ea3fc516169191e8f6b42d0febe2c0f7473b3b88d65d3d50c5215055745"
+V9_SHA256 = "791d9b383043ca4d1bcf7e41c5fdacc726f5a1db8f291be476c95cb3edeafee2"
 
 
 @pytest.mark.parametrize(
-    ("version", "sha256"), [("v5", V5_SHA256), ("v6", V6_SHA256), ("v7", V7_SHA256), ("v8", V8_SHA256)]
+    ("version", "sha256"),
+    [("v5", V5_SHA256), ("v6", V6_SHA256), ("v7", V7_SHA256), ("v8", V8_SHA256), ("v9", V9_SHA256)],
 )
 def test_every_held_out_source_rebuilds_its_frozen_file_and_refuses_to_overwrite_it(
     version, sha256, monkeypatch
@@ -126,11 +128,11 @@ def test_every_held_out_source_rebuilds_its_frozen_file_and_refuses_to_overwrite
 
 PAIR_FILES = (
     "v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout", "v6_heldout",
-    "v7_heldout", "v8_heldout",
+    "v7_heldout", "v8_heldout", "v9_heldout",
 )  # fmt: skip
 
 
-@pytest.mark.parametrize("version", ["v5", "v6", "v7", "v8"])
+@pytest.mark.parametrize("version", ["v5", "v6", "v7", "v8", "v9"])
 def test_every_held_out_file_is_balanced_and_shares_no_domain_or_fact_with_earlier_files(version):
     name = f"{version}_heldout"
     pairs = pairs_load(BENCH / f"pairs_{name}.json")

@@ -13,17 +13,21 @@ One run, all on loopback, all stopped by itself:
    carry 3 example utterances each) with a ``customer`` role and policy, imports it with the pack
    importer, publishes it with ``release_publish`` (validation, structural signals, label index and
    classifier, Info sentence vectors: every publish step), creates an API token of that role, and
-   measures the **embed-only floor**: ``embed_one`` of prompts it has never seen, in-process, one
-   torch thread — what a web worker does for the prompt of one request;
+   measures a first embed-only floor (``embed_floor_prepare_ms``): ``embed_one`` of prompts it has
+   never seen, in-process, one thread — what a web worker does for the prompt of one request;
 3. the server is warmed up with distinct prompts (each worker loads the release and its runtimes on
    its first request) until a whole round of concurrent requests is fast;
 4. measured, each request a prompt never sent before (so the embedder's cache never answers):
    ``GET /api/v1/whoami/`` (the floor of HTTP + middleware + DRF + token authentication), then
    ``POST /api/v1/infer`` at the *latency* concurrency (default 1: one client, the time a request
    takes — the condition the embed-only floor is measured in, so ``P50 / floor`` compares like with
-   like), at the *paired* concurrency (one request per worker, default 2: both cores busy, shared with
-   this load generator) and at the *throughput* concurrency (default 8, the workers' threads kept
-   busy), each a bounded number of requests with a time limit;
+   like) in ten blocks, each followed by a tenth of the **embed-only floor** (``embed_floor_ms``):
+   ``embed_one`` of unseen prompts, timed one after the other in a separate process that only embeds
+   (``FloorProbe``, one thread, the same model) while the server idles — so the floor and the
+   requests it is compared with are measured in the same minutes, and a host that speeds up or slows
+   down during the run moves both alike; then at the *paired* concurrency (one request per worker,
+   default 2: both cores busy, shared with this load generator) and at the *throughput* concurrency
+   (default 8, the workers' threads kept busy), each a bounded number of requests with a time limit;
 5. the number of InferenceLog rows of the project is checked against the requests sent (every
    authenticated request leaves exactly one), then the server is stopped and the folder removed.
 
@@ -167,7 +171,9 @@ def bench_pack(generated: Any, *, slug: str) -> dict[str, Any]:
                 "memory_scopes": [],
             }
         ],
-        "roles": [{"key": "customer", "name": "Customer", "policy": "customer", "default_typology": "default"}],
+        "roles": [
+            {"key": "customer", "name": "Customer", "policy": "customer", "default_typology": "default"}
+        ],
         "nodes": [node_to_pack(node) for node in generated.graph.nodes],
         "edges": [edge_to_pack(edge) for edge in generated.graph.edges],
         "aliases": [],
@@ -178,7 +184,9 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
-def synthetic_vectors(generated: Any, embedder: Any, *, seed: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def synthetic_vectors(
+    generated: Any, embedder: Any, *, seed: int
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Node vectors and Info sentence vectors anchored on real label vectors (see the module doc)."""
     from inference.info import sentences
 
@@ -239,8 +247,10 @@ def prepare(*, nodes: int, seed: int, slug: str, prompts: int, floor: int, log: 
     generated = generate_graph(nodes=nodes, seed=seed)
     pack = bench_pack(generated, slug=slug)
     generate_s = time.perf_counter() - t
-    log(f"{nodes:,} nodes: generated {len(generated.graph.edges):,} edges, {len(generated.labels):,} labels "
-        f"in {generate_s:.1f} s; importing")
+    log(
+        f"{nodes:,} nodes: generated {len(generated.graph.edges):,} edges, {len(generated.labels):,} labels "
+        f"in {generate_s:.1f} s; importing"
+    )
     t = time.perf_counter()
     project = pack_import(PackDocument(data=pack, source=f"synthetic-{nodes}")).project
     import_s = time.perf_counter() - t
@@ -283,6 +293,7 @@ def prepare(*, nodes: int, seed: int, slug: str, prompts: int, floor: int, log: 
         "prompts": texts[:prompts],
         "embed_floor_ms": floor_ms,
         "embed_floor_cpu_ms": floor_cpu_ms,
+        "floor_texts": texts[prompts:],
     }
 
 
@@ -336,7 +347,10 @@ class Server:
         tick = os.sysconf("SC_CLK_TCK")
         pids = [self.proc.pid]
         try:
-            pids += [int(p) for p in Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()]
+            pids += [
+                int(p)
+                for p in Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+            ]
         except OSError:
             return float("nan")
         total = 0
@@ -364,7 +378,9 @@ def start_server(env: dict[str, str], data_dir: Path, *, workers: int) -> Server
     from arg_platform.supervisor import embedded_children
 
     port = free_port()
-    web = next(spec for spec in embedded_children(host=HOST, port=port, web_workers=workers) if spec.name == "web")
+    web = next(
+        spec for spec in embedded_children(host=HOST, port=port, web_workers=workers) if spec.name == "web"
+    )
     log_path = data_dir / "gunicorn.log"
     with log_path.open("wb") as handle:
         proc = subprocess.Popen(
@@ -502,11 +518,87 @@ def drive(
     return phase
 
 
+class FloorProbe:
+    """A child process that only embeds (``python -m inference.bench.latency floor``): the embed-only
+    floor measured *between* blocks of requests. It loads the platform embedder with one thread (what
+    a web worker runs), embeds a few texts to warm up, then answers each line of JSON texts on its
+    stdin with one line of ``[wall ms, thread CPU ms]`` per text, ``embed_one`` one after the other."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "inference.bench.latency", "floor"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        while self._line() != "ready":  # anything a library prints while loading comes first
+            pass
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the floor probe exited ({self.proc.poll()})")
+        return line.strip()
+
+    def embed(self, texts: Sequence[str]) -> list[tuple[float, float]]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(list(texts)) + "\n")
+        self.proc.stdin.flush()
+        return [(float(w), float(c)) for w, c in json.loads(self._line())]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # end of input: the child returns
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def interleaved(
+    server: Server,
+    requests: Sequence[tuple[str, str, bytes | None]],
+    probe: FloorProbe,
+    floor_texts: Sequence[str],
+    *,
+    headers: dict[str, str],
+    concurrency: int,
+    blocks: int = 10,
+) -> tuple[Phase, list[tuple[float, float]]]:
+    """The latency phase in ``blocks`` blocks of requests, each followed by its share of the floor
+    texts embedded by ``probe`` (the server idle meanwhile): one merged phase and the floor samples."""
+    blocks = max(1, min(blocks, len(requests), len(floor_texts)))
+    merged = Phase("latency", concurrency)
+    merged.server_cpu_s = 0.0
+    floor: list[tuple[float, float]] = []
+    for k in range(blocks):
+        part = requests[k * len(requests) // blocks : (k + 1) * len(requests) // blocks]
+        phase = drive(server, part, headers=headers, concurrency=concurrency, name="latency")
+        merged.latencies_ms += phase.latencies_ms
+        merged.statuses += phase.statuses
+        merged.bodies += phase.bodies
+        merged.wall_s += phase.wall_s
+        merged.server_cpu_s += phase.server_cpu_s
+        merged.timed_out = merged.timed_out or phase.timed_out
+        floor += probe.embed(
+            floor_texts[k * len(floor_texts) // blocks : (k + 1) * len(floor_texts) // blocks]
+        )
+    return merged, floor
+
+
 def infer_requests(prompts: Sequence[str]) -> list[tuple[str, str, bytes | None]]:
     return [("POST", "/api/v1/infer", json.dumps({"prompt": p}).encode()) for p in prompts]
 
 
-def warm_up(server: Server, headers: dict[str, str], prompts: list[str], *, concurrency: int, log: Log) -> int:
+def warm_up(
+    server: Server, headers: dict[str, str], prompts: list[str], *, concurrency: int, log: Log
+) -> int:
     """Rounds of ``concurrency`` concurrent requests until one round has no slow request (every worker
     has loaded the release and its runtimes); returns the number of requests sent."""
     sent, rounds = 0, 0
@@ -593,7 +685,12 @@ def _child(env: dict[str, str], args: list[str], log: Log) -> dict[str, Any]:
 
 
 def measure_size(
-    server: Server, prepared: dict[str, Any], config: BenchConfig, db_path: Path, log: Log
+    server: Server,
+    probe: FloorProbe,
+    prepared: dict[str, Any],
+    config: BenchConfig,
+    db_path: Path,
+    log: Log,
 ) -> dict[str, Any]:
     n = prepared["nodes"]
     headers = {"Authorization": f"Bearer {prepared['token']}", "Content-Type": "application/json"}
@@ -616,13 +713,17 @@ def measure_size(
         concurrency=config.concurrency,
         name="whoami",
     )
-    log(f"{n:,} nodes: POST /api/v1/infer × {len(latency_prompts)} at concurrency {config.concurrency}")
-    latency = drive(
+    log(
+        f"{n:,} nodes: POST /api/v1/infer × {len(latency_prompts)} at concurrency {config.concurrency}, "
+        f"in blocks with {len(prepared['floor_texts'])} embed-only floor prompts between them"
+    )
+    latency, floor_samples = interleaved(
         server,
         infer_requests(latency_prompts),
+        probe,
+        prepared["floor_texts"],
         headers=headers,
         concurrency=config.concurrency,
-        name="latency",
     )
     log(f"{n:,} nodes: POST /api/v1/infer × {len(paired_prompts)} at concurrency {config.paired_concurrency}")
     paired = drive(
@@ -652,7 +753,7 @@ def measure_size(
         for status, body in zip(phase.statuses, phase.bodies, strict=True)
         if status != 200
     ]
-    floor = prepared["embed_floor_ms"]
+    floor = [wall for wall, _ in floor_samples]
 
     def step_p50(phase: Phase, step: str) -> float:
         values = phase.server_ms(step)
@@ -674,9 +775,15 @@ def measure_size(
         "warm_up_s": round(warm_s, 2),
         "warm_up_requests": warm_sent,
         "load_average": load,
-        "embed_floor_ms": {
+        "embed_floor_ms": {  # interleaved with the latency phase (``interleaved``)
             "p50": float(np.median(floor)),
             "p95": float(np.percentile(floor, 95)),
+            "cpu_p50": float(np.median([cpu for _, cpu in floor_samples])),
+            "samples": len(floor),
+        },
+        "embed_floor_prepare_ms": {  # measured by the prepare child right after publication
+            "p50": float(np.median(prepared["embed_floor_ms"])),
+            "p95": float(np.percentile(prepared["embed_floor_ms"], 95)),
             "cpu_p50": float(np.median(prepared["embed_floor_cpu_ms"])),
         },
         "whoami_ms": {
@@ -723,6 +830,7 @@ def run(config: BenchConfig, *, log: Log) -> dict[str, Any]:
         "sizes": [],
     }
     server: Server | None = None
+    probe: FloorProbe | None = None
     try:
         log(f"data folder {data_dir}: migrating")
         subprocess.run(
@@ -735,6 +843,8 @@ def run(config: BenchConfig, *, log: Log) -> dict[str, Any]:
         log(f"starting gunicorn ({config.workers} workers) on {HOST}")
         server = start_server(env, data_dir, workers=config.workers)
         log(f"gunicorn answers on port {server.port}")
+        probe = FloorProbe(env)
+        log("embed-only floor probe ready")
         for n in config.sizes:
             count = 20 * config.workers * 4 + 3 * config.requests
             prepared = _child(
@@ -754,7 +864,7 @@ def run(config: BenchConfig, *, log: Log) -> dict[str, Any]:
                 ],
                 log,
             )
-            row = measure_size(server, prepared, config, data_dir / "arg.sqlite3", log)
+            row = measure_size(server, probe, prepared, config, data_dir / "arg.sqlite3", log)
             results["sizes"].append(row)
             log(
                 f"{n:,} nodes: P50 {row['latency']['p50_ms']:.1f} ms, P95 {row['latency']['p95_ms']:.1f} ms, "
@@ -763,6 +873,8 @@ def run(config: BenchConfig, *, log: Log) -> dict[str, Any]:
             if server.proc.poll() is not None:
                 raise RuntimeError(f"gunicorn died:\n{server.log_tail()}")
     finally:
+        if probe is not None:
+            probe.stop()
         if server is not None:
             log("stopping gunicorn")
             server.stop()
@@ -800,7 +912,7 @@ def table(results: dict[str, Any]) -> list[str]:
         f"{'P50 ms':>7} {'P95 ms':>7} {'P99 ms':>7} {'req/s':>6} @c={c} | "
         f"{'P50 ms':>7} {'P95 ms':>7} @c={pair_c} | "
         f"{'P50 ms':>7} {'P95 ms':>7} {'req/s':>6} @c={big_c} | "
-        f"{'server P50':>10} {'embed P50':>9} {'embed floor':>11} {'whoami P50':>10} "
+        f"{'server P50':>10} {'embed P50':>9} {'embed floor':>11} {'prep floor':>10} {'whoami P50':>10} "
         f"{'P50/floor':>9} | {'CPU ms/req':>10} {'floor CPU':>9} | {'logs':>11}"
     )
     lines = [header]
@@ -815,7 +927,8 @@ def table(results: dict[str, Any]) -> list[str]:
             f"{pair['p50_ms']:>7.1f} {pair['p95_ms']:>7.1f} {'':>{4 + len(str(pair_c))}} | "
             f"{tp['p50_ms']:>7.1f} {tp['p95_ms']:>7.1f} {tp['rps']:>6.0f} {'':>{4 + len(str(big_c))}} | "
             f"{lat['server_total_p50_ms']:>10.1f} {lat['server_embed_p50_ms']:>9.1f} {floor:>11.1f} "
-            f"{row['whoami_ms']['p50']:>10.1f} {lat['p50_ms'] / floor:>9.2f} | "
+            f"{row['embed_floor_prepare_ms']['p50']:>10.1f} {row['whoami_ms']['p50']:>10.1f} "
+            f"{lat['p50_ms'] / floor:>9.2f} | "
             f"{tp['server_cpu_ms_per_request']:>10.1f} {row['embed_floor_ms']['cpu_p50']:>9.1f} | {logs:>11}"
         )
     return lines
@@ -833,6 +946,7 @@ def _child_main(argv: list[str]) -> None:
     step.add_argument("--slug", required=True)
     step.add_argument("--prompts", type=int, required=True)
     step.add_argument("--floor", type=int, required=True)
+    sub.add_parser("floor")
     args = parser.parse_args(argv)
     import django
 
@@ -842,10 +956,31 @@ def _child_main(argv: list[str]) -> None:
     def log(message: str) -> None:
         print(f"[bench] {message}", file=sys.stderr, flush=True)
 
+    if args.step == "floor":
+        _floor_main()
+        return
     result = prepare(
         nodes=args.nodes, seed=args.seed, slug=args.slug, prompts=args.prompts, floor=args.floor, log=log
     )
     print(json.dumps(result), flush=True)
+
+
+def _floor_main() -> None:
+    """The ``FloorProbe`` child: embed each line's texts one by one and answer with their timings."""
+    from arg_platform.embedder import get_embedder
+
+    embedder = get_embedder()
+    embedder.use_threads(1)  # like a web worker (arg_platform.gunicorn_conf)
+    for i, text in enumerate(_GENERIC_TEMPLATES * 4):
+        embedder.embed_one(f"{text} (warm-up {i})")
+    print("ready", flush=True)
+    for line in sys.stdin:
+        timings = []
+        for text in json.loads(line):
+            started, cpu = time.perf_counter(), time.thread_time()
+            embedder.embed_one(text)
+            timings.append(((time.perf_counter() - started) * 1000, (time.thread_time() - cpu) * 1000))
+        print(json.dumps(timings), flush=True)
 
 
 if __name__ == "__main__":

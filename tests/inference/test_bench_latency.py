@@ -42,7 +42,11 @@ def test_small_run_prints_table_and_summary_and_logs_every_request(tmp_path):
     assert (row["latency"]["requests"], row["latency"]["ok"]) == (40, 40)
     assert (row["paired"]["requests"], row["paired"]["ok"]) == (40, 40)
     assert (row["throughput"]["requests"], row["throughput"]["ok"]) == (40, 40)
-    assert (row["latency"]["concurrency"], row["paired"]["concurrency"], row["throughput"]["concurrency"]) == (
+    assert (
+        row["latency"]["concurrency"],
+        row["paired"]["concurrency"],
+        row["throughput"]["concurrency"],
+    ) == (
         1,
         2,
         8,
@@ -53,12 +57,16 @@ def test_small_run_prints_table_and_summary_and_logs_every_request(tmp_path):
     assert sum(row["outcomes"].values()) == 120
     assert match.group(1) == f"{row['latency']['p50_ms']:.1f}"
     assert match.group(3) == f"{row['embed_floor_ms']['p50']:.1f}"
+    # the floor is measured between the latency phase's blocks, every floor prompt once
+    assert row["embed_floor_ms"]["samples"] == 20 and row["embed_floor_ms"]["p50"] > 0
+    assert row["embed_floor_prepare_ms"]["p50"] > 0
     assert row["latency"]["server_steps_p50_ms"]["embed"] > 0
 
     progress = err.getvalue()
     folder = Path(re.search(r"data folder (\S+): migrating", progress).group(1))
     port = int(re.search(r"gunicorn answers on port (\d+)", progress).group(1))
     assert "stopping gunicorn" in progress
+    assert "embed-only floor probe ready" in progress
     assert not folder.exists()  # the temporary database and logs are removed
     with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
         probe.connect(("127.0.0.1", port))  # and the server is gone

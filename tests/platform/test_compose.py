@@ -30,6 +30,7 @@ BACKING_SERVICES = ("postgres", "redis", "neo4j")
 # Set on the app containers but read by Django's entry points, the Hugging Face hub and Python,
 # not by the settings.
 RUNTIME_VARIABLES = {"DJANGO_SETTINGS_MODULE", "HF_HUB_OFFLINE", "PYTHONUNBUFFERED"}
+BLAS_VARIABLES = {"OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}  # read by numpy's BLAS (app services)
 SUBSTITUTION = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
 
 
@@ -287,7 +288,7 @@ def test_deploy_doc_names_the_neo4j_and_gds_pairing():
 def test_app_containers_set_only_variables_the_settings_read(name, settings_names):
     env = environment(SERVICES[name])
 
-    unknown = sorted(set(env) - settings_names - RUNTIME_VARIABLES)
+    unknown = sorted(set(env) - settings_names - RUNTIME_VARIABLES - BLAS_VARIABLES)
     assert unknown == []
     assert set(env) >= RUNTIME_VARIABLES
 
@@ -306,6 +307,8 @@ def test_app_containers_get_the_production_wiring():
     assert env["CELERY_BROKER_URL"] == "redis://redis:6379/0"
     assert env["CELERY_RESULT_BACKEND"] == "redis://redis:6379/1"
     assert env["HF_HUB_OFFLINE"] == "1"
+    # numpy's BLAS single-threaded, like the embedded supervisor's children (operators may override)
+    assert env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
     assert "ARG_DEBUG" not in env
     assert "CELERY_TASK_ALWAYS_EAGER" not in env
 
@@ -485,6 +488,8 @@ def test_dockerfile_environment_is_settings_or_runtime(settings_names):
     assert names == {
         "PYTHONDONTWRITEBYTECODE",
         "PYTHONUNBUFFERED",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
         "HF_HUB_OFFLINE",
         "TRANSFORMERS_OFFLINE",
         "DJANGO_SETTINGS_MODULE",

@@ -41,3 +41,11 @@ class ResolveForm(ViolationFormMixin, forms.Form):
 
 class PromoteForm(ViolationFormMixin, forms.Form):
     reason = forms.CharField(required=False, max_length=500)
+
+
+class DetachForm(ViolationFormMixin, forms.Form):
+    """Undo a wrong merge: the reviewer says why this evidence is not the unit's fact."""
+
+    violation_fields = {"reason": "reason"}
+
+    reason = forms.CharField(max_length=500, help_text="why this fact is not the unit's")

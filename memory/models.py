@@ -283,6 +283,7 @@ class InfoUnitEvent(models.Model):
         REVIEWED = "REVIEWED"
         PROMOTION = "PROMOTION"
         PROMOTION_REFUSED = "PROMOTION_REFUSED"
+        DETACHED = "DETACHED"  # a wrong merge undone: evidence taken off one unit, founding another
 
     unit = models.ForeignKey(InfoUnit, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)

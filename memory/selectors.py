@@ -15,7 +15,7 @@ from arg_platform.errors import NotFound
 from projects.models import Project
 
 from .edges import Hit, expand, graph_rerank
-from .models import EpisodicMemory, InfoKey, InfoUnit, RegistryAttempt, Scope
+from .models import EpisodicMemory, InfoEvidence, InfoKey, InfoUnit, RegistryAttempt, Scope
 
 READ_CANDIDATE_LIMIT = 5000  # most recent items of the caller's scopes a vector read scans
 LABEL_BOOST = 0.1  # a hit sharing a validated label with the request
@@ -96,6 +96,14 @@ def info_unit_get(*, project: Project, pk: int) -> InfoUnit:
     if unit is None:
         raise NotFound(f"InfoUnit #{pk} not found")
     return unit
+
+
+def info_evidence_get(*, unit: InfoUnit, pk: int) -> InfoEvidence:
+    """One piece of evidence of ``unit`` (``NotFound`` when it belongs to another unit or is gone)."""
+    evidence = InfoEvidence.objects.filter(unit=unit, pk=pk).first()
+    if evidence is None:
+        raise NotFound(f"evidence #{pk} is not attached to InfoUnit #{unit.pk}")
+    return evidence
 
 
 def info_key_list(*, project: Project) -> QuerySet[InfoKey]:

@@ -31,6 +31,7 @@ from .comparator import DEFAULT_PARAMS, Method, RegistryParams
 from .edges import edges_for_new_episode
 from .models import (
     EpisodicMemory,
+    InfoEvidence,
     InfoKey,
     InfoUnit,
     InfoUnitEvent,
@@ -46,6 +47,7 @@ from .registry import (
     label_signature_for,
     recall_index,
     registry_write,
+    reliability_of,
     unit_create,
     vector_to_bytes,
 )
@@ -417,6 +419,138 @@ def registry_unsure_resolve(
         reason=reason,
     )
     return attempt
+
+
+@transaction.atomic
+def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> InfoUnit:
+    """Undo a wrong merge: take one piece of evidence off its InfoUnit and let its episode found an
+    InfoUnit of its own in the same InfoKey (a reviewer's correction of a false MATCH).
+
+    Under the InfoKey lock, like every registry write: the evidence row is removed, the old unit's
+    counters (evidence, sources, strong/weak signals, last evidence) and reliability are recounted from
+    the evidence it keeps, the episode founds a new unit (method ``REVIEW``) and points to it, and the
+    registry attempt that made the MATCH is marked reviewed as DIFFERENT with the reviewer and the
+    reason — a labelled false merge for the offline loop. Both units' histories and the audit trail
+    record it.
+
+    Refused (``RuleViolation``, nothing written): without a reason (rule ``memory.detach_reason``); for
+    the episode that founded the unit (``memory.detach_founding`` — the unit *is* that fact); when the
+    episode's canonical statement equals the unit's or another unit's of the key
+    (``memory.detach_identical``: the registry would merge it again at once). ``NotFound`` when the
+    evidence is gone (already detached).
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise RuleViolation(
+            Violation("memory.detach_reason", "say why this fact is not the unit's", "reason")
+        )
+    evidence = (
+        InfoEvidence.objects.select_for_update()
+        .select_related("episode", "attempt")
+        .filter(pk=evidence.pk)
+        .first()
+    )
+    if evidence is None:
+        raise NotFound("this evidence is no longer attached (already detached?)")
+    old = InfoUnit.objects.select_for_update().get(pk=evidence.unit_id)
+    info_key = InfoKey.objects.select_for_update().get(pk=old.info_key_id)
+    episode = evidence.episode
+    founded = InfoUnitEvent.objects.filter(unit=old, kind=InfoUnitEvent.Kind.CREATED).values_list(
+        "details", flat=True
+    )
+    if any(isinstance(d, dict) and d.get("episode") == episode.pk for d in founded):
+        raise RuleViolation(
+            Violation(
+                "memory.detach_founding", f"memory #{episode.pk} founded InfoUnit #{old.pk}: it is that fact"
+            )
+        )
+    from arg_platform.embedder import get_embedder
+
+    labels, _ = label_context_for(
+        project=info_key.project, label_ids=info_key.label_ids, primary_label_id=None, trusted=True
+    )
+    canonical = canonicalize(
+        episode.text, info_type=info_key.info_type, synonyms=labels.synonyms, module=labels.primary_name
+    )
+    same = InfoUnit.objects.filter(info_key=info_key, canonical_digest=canonical.digest).first()
+    if same is not None:
+        raise RuleViolation(
+            Violation(
+                "memory.detach_identical",
+                f"memory #{episode.pk} states the canonical fact of InfoUnit #{same.pk} word for word",
+            )
+        )
+    actor_name = getattr(actor, "username", "") or str(actor or "system")
+    evidence_id, attempt = evidence.pk, evidence.attempt
+    evidence.delete()
+    kept = InfoEvidence.objects.filter(unit=old)
+    old.evidence_count = kept.count()
+    old.distinct_sources = kept.values("source_key").distinct().count()
+    old.strong_signals = kept.filter(signal=Signal.STRONG).count()
+    old.weak_signals = old.evidence_count - old.strong_signals
+    latest = kept.order_by("-created_at").values_list("created_at", flat=True).first()
+    old.last_evidence_at = latest
+    old.reliability = reliability_of(old)
+    old.save(
+        update_fields=[
+            "evidence_count",
+            "distinct_sources",
+            "strong_signals",
+            "weak_signals",
+            "last_evidence_at",
+            "reliability",
+            "updated_at",
+        ]
+    )
+    vector = np.frombuffer(bytes(episode.embedding), dtype=np.float32) if episode.embedding else None
+    if vector is None:
+        vector = get_embedder().embed_one(canonical.statement)
+    unit = unit_create(
+        info_key=info_key, episode=episode, canonical=canonical, vector=vector, actor_name=actor_name
+    )
+    evidence_attach(
+        unit=unit,
+        episode=episode,
+        attempt=attempt,
+        similarity=1.0,
+        method=Method.REVIEW,
+        actor_name=actor_name,
+    )
+    if attempt is not None:
+        attempt.review_status = RegistryAttempt.Review.DIFFERENT
+        attempt.unit = unit
+        attempt.resolved_by = (
+            actor if getattr(actor, "pk", None) and getattr(actor, "is_authenticated", False) else None
+        )
+        attempt.resolved_at = timezone.now()
+        attempt.resolution_reason = reason[:500]
+        attempt.save(
+            update_fields=["review_status", "unit", "resolved_by", "resolved_at", "resolution_reason"]
+        )
+    details = {"episode": episode.pk, "evidence": evidence_id, "reason": reason[:500]}
+    InfoUnitEvent.objects.create(
+        unit=old,
+        kind=InfoUnitEvent.Kind.DETACHED,
+        details={**details, "new_unit": unit.pk},
+        actor_name=actor_name,
+    )
+    InfoUnitEvent.objects.create(
+        unit=unit,
+        kind=InfoUnitEvent.Kind.DETACHED,
+        details={**details, "from_unit": old.pk},
+        actor_name=actor_name,
+    )
+    audit_record(
+        project=info_key.project,
+        actor=actor,
+        action="detach",
+        object_type="info_evidence",
+        object_key=str(evidence_id),
+        before={"unit": old.pk},
+        after={"unit": unit.pk},
+        reason=reason,
+    )
+    return unit
 
 
 # --- protections, taxonomy metadata, alias redirection ------------------------------------------

@@ -12,6 +12,11 @@ urlpatterns = [
     path("units/", views.unit_list, name="units"),
     path("units/<int:unit_id>/", views.unit_detail, name="unit_detail"),
     path("units/<int:unit_id>/promote/", views.unit_promote, name="unit_promote"),
+    path(
+        "units/<int:unit_id>/evidence/<int:evidence_id>/detach/",
+        views.evidence_detach,
+        name="evidence_detach",
+    ),
     path("staging/", views.staging_list, name="staging"),
     path("staging/<int:attempt_id>/resolve/", views.staging_resolve, name="staging_resolve"),
 ]

@@ -22,7 +22,7 @@ from taxonomy.views.base import REFUSED, go_to, project_view, render_page
 
 from . import selectors, services
 from .edges import session_reconstruct
-from .forms import MemoryFilterForm, PromoteForm, ResolveForm
+from .forms import DetachForm, MemoryFilterForm, PromoteForm, ResolveForm
 from .models import InfoEvidence, InfoUnitEvent, MemoryEdge, RegistryAttempt
 
 PAGE_SIZE = 50
@@ -112,8 +112,21 @@ def unit_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     )
 
 
-def _unit_context(access: ProjectAccess, pk: int, promote_form: PromoteForm | None = None) -> dict[str, Any]:
+def _unit_context(
+    access: ProjectAccess,
+    pk: int,
+    promote_form: PromoteForm | None = None,
+    detach_form: DetachForm | None = None,
+    detach_id: int | None = None,
+) -> dict[str, Any]:
     unit = selectors.info_unit_get(project=access.project, pk=pk)
+    founding = {
+        d.get("episode")
+        for d in InfoUnitEvent.objects.filter(unit=unit, kind=InfoUnitEvent.Kind.CREATED).values_list(
+            "details", flat=True
+        )
+        if isinstance(d, dict)
+    }
     return {
         **_common(access, "units"),
         "unit": unit,
@@ -123,6 +136,9 @@ def _unit_context(access: ProjectAccess, pk: int, promote_form: PromoteForm | No
         .select_related("episode")
         .order_by("-id")[:50],
         "promote_form": promote_form or PromoteForm(),
+        "founding_episodes": founding,
+        "detach_form": detach_form or DetachForm(),
+        "detach_id": detach_id,
     }
 
 
@@ -147,6 +163,35 @@ def unit_promote(request: HttpRequest, access: ProjectAccess, unit_id: int) -> H
             return go_to(request, reverse("memory:unit_detail", args=[access.project.slug, unit.pk]))
     return render_page(
         request, "memory/unit_detail.html", _unit_context(access, unit_id, form), status=REFUSED
+    )
+
+
+@memory_view("POST")
+def evidence_detach(
+    request: HttpRequest, access: ProjectAccess, unit_id: int, evidence_id: int
+) -> HttpResponse:
+    """Undo a wrong merge: the evidence's fact leaves this InfoUnit and founds one of its own."""
+    unit = selectors.info_unit_get(project=access.project, pk=unit_id)
+    evidence = selectors.info_evidence_get(unit=unit, pk=evidence_id)
+    form = DetachForm(request.POST)
+    if form.is_valid():
+        try:
+            new = services.info_evidence_detach(
+                evidence=evidence, actor=request.user, reason=form.cleaned_data["reason"]
+            )
+        except RuleViolation as exc:
+            form.add_violations(exc)
+        else:
+            messages.success(
+                request,
+                f"Memory #{evidence.episode_id} was taken off InfoUnit #{unit.pk}: it is InfoUnit #{new.pk} now.",
+            )
+            return go_to(request, reverse("memory:unit_detail", args=[access.project.slug, unit.pk]))
+    return render_page(
+        request,
+        "memory/unit_detail.html",
+        _unit_context(access, unit_id, detach_form=form, detach_id=evidence.pk),
+        status=REFUSED,
     )
 
 

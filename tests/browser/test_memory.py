@@ -1,5 +1,5 @@
 """End to end in real Chromium: a reviewer browses memory by user and InfoType, opens an InfoUnit with
-its evidence, and resolves an UNSURE item from the staging list."""
+its evidence, resolves an UNSURE item from the staging list, then undoes that merge on the unit page."""
 
 from __future__ import annotations
 
@@ -82,4 +82,20 @@ def test_reviewer_browses_memory_and_resolves_an_unsure_item(ui, login, live_ser
     page.goto(f"{live_server.url}/p/mem/memory/units/{unit.pk}/")
     expect(page.locator("#evidence-table tbody tr")).to_have_count(2)
     expect(page.locator("#unit-history")).to_contain_text("REVIEWED by viv-reviewer")
+
+    # Second thoughts: it was another fact after all. The reviewer detaches it on the InfoUnit page.
+    rows = page.locator("#evidence-table tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.filter(has_text="maintenance windows")).to_contain_text("founded the unit")
+    row = rows.filter(has_text="Schedule this customer")
+    row.get_by_label("Reason").fill("a one-off schedule, not the standing preference")
+    row.get_by_role("button", name="Detach").click()
+
+    expect(page.locator("#evidence-table tbody tr")).to_have_count(1)  # the page after the redirect
+    new = InfoUnit.objects.exclude(pk=unit.pk).get(founding_text__startswith="Schedule this customer")
+    expect(page.locator(".flash-success")).to_contain_text(f"it is InfoUnit #{new.pk} now")
+    expect(page.locator("#unit-history")).to_contain_text("DETACHED")
+    screenshot("memory-detach")
+    staged.refresh_from_db()
+    assert (staged.review_status, staged.unit_id) == (RegistryAttempt.Review.DIFFERENT, new.pk)
     assert ui.external_requests == []

@@ -143,6 +143,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "memory:units": {"GET": UI_READ},
     "memory:unit_detail": {"GET": UI_READ},
     "memory:unit_promote": {"POST": UI_REVIEW},
+    "memory:evidence_detach": {"POST": UI_REVIEW},
     "memory:staging": {"GET": UI_READ},
     "memory:staging_resolve": {"POST": UI_REVIEW},
     # review API: proposals and the other review lists
@@ -200,6 +201,7 @@ PROBED_WITHOUT_OBJECT = frozenset(
         "memory:item_detail",
         "memory:unit_detail",
         "memory:unit_promote",
+        "memory:evidence_detach",
         "memory:staging_resolve",
         "review:proposal_detail",
         "review:proposal_edit",

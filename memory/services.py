@@ -444,16 +444,20 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
         raise RuleViolation(
             Violation("memory.detach_reason", "say why this fact is not the unit's", "reason")
         )
+    found = InfoEvidence.objects.filter(pk=evidence.pk).values_list("unit__info_key_id", flat=True).first()
+    if found is None:
+        raise NotFound("this evidence is no longer attached (already detached?)")
+    # the InfoKey first, as every registry write takes it, then the rows under it: no lock-order inversion
+    info_key = InfoKey.objects.select_for_update().get(pk=found)
     evidence = (
         InfoEvidence.objects.select_for_update()
         .select_related("episode", "attempt")
         .filter(pk=evidence.pk)
         .first()
     )
-    if evidence is None:
+    if evidence is None:  # detached by someone else while this waited for the lock
         raise NotFound("this evidence is no longer attached (already detached?)")
     old = InfoUnit.objects.select_for_update().get(pk=evidence.unit_id)
-    info_key = InfoKey.objects.select_for_update().get(pk=old.info_key_id)
     episode = evidence.episode
     founded = InfoUnitEvent.objects.filter(unit=old, kind=InfoUnitEvent.Kind.CREATED).values_list(
         "details", flat=True

@@ -140,3 +140,40 @@ def test_the_unit_page_detaches_for_a_reviewer_only(client, mem, merged, make_us
     assert done.status_code == 200 and f"it is InfoUnit #{new.pk} now" in html and "DETACHED" in html
     other = client.post(f"/p/mem/memory/units/{new.pk}/evidence/{evidence.pk}/detach/", {"reason": "x"})
     assert other.status_code == 404  # that evidence is not the new unit's (nor anyone's any more)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_reviewers_detaching_at_once_make_one_new_unit(mem, make_user):
+    import threading
+
+    from django.db import connection
+
+    first = write(mem, FACT, session_id="s-1")
+    second = write(mem, PARAPHRASE, session_id="s-2")
+    assert (first.decision, second.decision) == ("NEW", "MATCH")
+    evidence = InfoEvidence.objects.get(episode=second.episode)
+    reviewers = [make_user(f"rev-{i}", "reviewer", mem) for i in range(2)]
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def detach(actor: Any) -> None:
+        try:
+            barrier.wait(timeout=10)
+            services.info_evidence_detach(evidence=evidence, actor=actor, reason="not the same")
+            outcomes.append("detached")
+        except NotFound:
+            outcomes.append("not found")
+        except BaseException as exc:  # reported below
+            outcomes.append(repr(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=detach, args=(r,)) for r in reviewers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sorted(outcomes) == ["detached", "not found"]
+    assert InfoUnit.objects.count() == 2 and InfoEvidence.objects.count() == 2
+    assert InfoUnitEvent.objects.filter(kind="DETACHED").count() == 2  # one on each unit, once

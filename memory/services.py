@@ -335,6 +335,11 @@ def registry_unsure_resolve(
     UNSURE — and ``NotFound`` when its candidate unit is gone. Returns the updated attempt; nothing is
     written on a refusal.
     """
+    # the InfoKey first, as every registry write takes it, then the attempt: no lock-order inversion
+    info_key_id = RegistryAttempt.objects.filter(pk=attempt.pk).values_list("info_key_id", flat=True).first()
+    if info_key_id is None:
+        raise NotFound(f"registry attempt #{attempt.pk} not found")
+    info_key = InfoKey.objects.select_for_update().get(pk=info_key_id)
     attempt = (
         RegistryAttempt.objects.select_for_update().select_related("episode", "info_key").get(pk=attempt.pk)
     )
@@ -347,7 +352,6 @@ def registry_unsure_resolve(
                 "memory.review_state", f"attempt #{attempt.pk} is not pending review ({state})", "decision"
             )
         )
-    info_key = InfoKey.objects.select_for_update().get(pk=attempt.info_key_id)
     episode = attempt.episode
     actor_name = getattr(actor, "username", "") or str(actor or "system")
     if decision == RegistryAttempt.Review.SAME:

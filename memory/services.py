@@ -26,7 +26,7 @@ from arg_platform.errors import NotFound, RuleViolation, Violation, ViolationCol
 from projects.models import Project
 
 from . import pii
-from .canonical import InfoType, canonicalize, classify_info_type, normalize
+from .canonical import Canonical, InfoType, canonicalize, classify_info_type, normalize
 from .comparator import DEFAULT_PARAMS, Method, RegistryParams
 from .edges import edges_for_new_episode
 from .models import (
@@ -319,6 +319,50 @@ def memory_write(
 # --- the UNSURE staging list ---------------------------------------------------------------------
 
 
+def _canonical_in_key(info_key: InfoKey, episode: EpisodicMemory) -> Canonical:
+    """The canonical form of ``episode``'s fact under ``info_key``'s labels (their validated synonyms)."""
+    labels, _ = label_context_for(
+        project=info_key.project, label_ids=info_key.label_ids, primary_label_id=None, trusted=True
+    )
+    return canonicalize(
+        episode.text, info_type=info_key.info_type, synonyms=labels.synonyms, module=labels.primary_name
+    )
+
+
+def _unit_founded_by_review(
+    *,
+    info_key: InfoKey,
+    episode: EpisodicMemory,
+    canonical: Canonical,
+    attempt: RegistryAttempt | None,
+    actor_name: str,
+) -> InfoUnit:
+    """A reviewer's "different fact": ``episode`` founds a new InfoUnit of ``info_key`` and is its first
+    evidence (method ``REVIEW``). The caller holds the InfoKey lock."""
+    from arg_platform.embedder import get_embedder
+
+    vector = np.frombuffer(bytes(episode.embedding), dtype=np.float32) if episode.embedding else None
+    if vector is None:
+        vector = get_embedder().embed_one(canonical.statement)
+    unit = unit_create(
+        info_key=info_key, episode=episode, canonical=canonical, vector=vector, actor_name=actor_name
+    )
+    evidence_attach(
+        unit=unit,
+        episode=episode,
+        attempt=attempt,
+        similarity=1.0,
+        method=Method.REVIEW,
+        actor_name=actor_name,
+    )
+    return unit
+
+
+def _person(actor: Any) -> Any:
+    """``actor`` when it is a signed-in user (recorded as ``resolved_by``), else ``None``."""
+    return actor if getattr(actor, "pk", None) and getattr(actor, "is_authenticated", False) else None
+
+
 @transaction.atomic
 def registry_unsure_resolve(
     *, attempt: RegistryAttempt, decision: str, actor: Any, reason: str = ""
@@ -371,33 +415,16 @@ def registry_unsure_resolve(
             actor_name=actor_name,
         )
     else:
-        from arg_platform.embedder import get_embedder
-
-        labels, _ = label_context_for(
-            project=info_key.project, label_ids=info_key.label_ids, primary_label_id=None, trusted=True
-        )
-        canonical = canonicalize(
-            episode.text, info_type=info_key.info_type, synonyms=labels.synonyms, module=labels.primary_name
-        )
-        vector = np.frombuffer(bytes(episode.embedding), dtype=np.float32) if episode.embedding else None
-        if vector is None:
-            vector = get_embedder().embed_one(canonical.statement)
-        unit = unit_create(
-            info_key=info_key, episode=episode, canonical=canonical, vector=vector, actor_name=actor_name
-        )
-        evidence_attach(
-            unit=unit,
+        unit = _unit_founded_by_review(
+            info_key=info_key,
             episode=episode,
+            canonical=_canonical_in_key(info_key, episode),
             attempt=attempt,
-            similarity=1.0,
-            method=Method.REVIEW,
             actor_name=actor_name,
         )
     attempt.review_status = decision
     attempt.unit = unit
-    attempt.resolved_by = (
-        actor if getattr(actor, "pk", None) and getattr(actor, "is_authenticated", False) else None
-    )
+    attempt.resolved_by = _person(actor)
     attempt.resolved_at = timezone.now()
     attempt.resolution_reason = (reason or "")[:500]
     attempt.save(update_fields=["review_status", "unit", "resolved_by", "resolved_at", "resolution_reason"])
@@ -472,14 +499,7 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
                 "memory.detach_founding", f"memory #{episode.pk} founded InfoUnit #{old.pk}: it is that fact"
             )
         )
-    from arg_platform.embedder import get_embedder
-
-    labels, _ = label_context_for(
-        project=info_key.project, label_ids=info_key.label_ids, primary_label_id=None, trusted=True
-    )
-    canonical = canonicalize(
-        episode.text, info_type=info_key.info_type, synonyms=labels.synonyms, module=labels.primary_name
-    )
+    canonical = _canonical_in_key(info_key, episode)
     same = InfoUnit.objects.filter(info_key=info_key, canonical_digest=canonical.digest).first()
     if same is not None:
         raise RuleViolation(
@@ -510,26 +530,13 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
             "updated_at",
         ]
     )
-    vector = np.frombuffer(bytes(episode.embedding), dtype=np.float32) if episode.embedding else None
-    if vector is None:
-        vector = get_embedder().embed_one(canonical.statement)
-    unit = unit_create(
-        info_key=info_key, episode=episode, canonical=canonical, vector=vector, actor_name=actor_name
-    )
-    evidence_attach(
-        unit=unit,
-        episode=episode,
-        attempt=attempt,
-        similarity=1.0,
-        method=Method.REVIEW,
-        actor_name=actor_name,
+    unit = _unit_founded_by_review(
+        info_key=info_key, episode=episode, canonical=canonical, attempt=attempt, actor_name=actor_name
     )
     if attempt is not None:
         attempt.review_status = RegistryAttempt.Review.DIFFERENT
         attempt.unit = unit
-        attempt.resolved_by = (
-            actor if getattr(actor, "pk", None) and getattr(actor, "is_authenticated", False) else None
-        )
+        attempt.resolved_by = _person(actor)
         attempt.resolved_at = timezone.now()
         attempt.resolution_reason = reason[:500]
         attempt.save(

@@ -133,6 +133,10 @@ def test_the_unit_page_detaches_for_a_reviewer_only(client, mem, merged, make_us
     assert empty.status_code == 422 and "This field is required" in empty.content.decode()
     assert InfoUnit.objects.count() == 1
 
+    founding = InfoEvidence.objects.exclude(pk=evidence.pk).get(unit=old)
+    refused = client.post(f"/p/mem/memory/units/{old.pk}/evidence/{founding.pk}/detach/", {"reason": "x"})
+    assert refused.status_code == 422 and "founded InfoUnit" in refused.content.decode()
+
     done = client.post(url, {"reason": "another billing rule"}, follow=True)
 
     new = InfoUnit.objects.exclude(pk=old.pk).get()

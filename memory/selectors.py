@@ -106,6 +106,14 @@ def info_evidence_get(*, unit: InfoUnit, pk: int) -> InfoEvidence:
     return evidence
 
 
+def info_evidence_in_project(*, project: Project, pk: int) -> InfoEvidence:
+    """One piece of evidence of any InfoUnit of ``project`` (``NotFound`` otherwise)."""
+    evidence = InfoEvidence.objects.filter(unit__project=project, pk=pk).first()
+    if evidence is None:
+        raise NotFound(f"evidence #{pk} not found")
+    return evidence
+
+
 def info_key_list(*, project: Project) -> QuerySet[InfoKey]:
     return InfoKey.objects.filter(project=project)
 

@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0001_initial'),
+        ("memory", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='infounitevent',
-            name='kind',
-            field=models.CharField(choices=[('CREATED', 'Created'), ('EVIDENCE', 'Evidence'), ('LABEL_PATH', 'Label Path'), ('REVIEWED', 'Reviewed'), ('PROMOTION', 'Promotion'), ('PROMOTION_REFUSED', 'Promotion Refused'), ('DETACHED', 'Detached')], max_length=20),
+            model_name="infounitevent",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("CREATED", "Created"),
+                    ("EVIDENCE", "Evidence"),
+                    ("LABEL_PATH", "Label Path"),
+                    ("REVIEWED", "Reviewed"),
+                    ("PROMOTION", "Promotion"),
+                    ("PROMOTION_REFUSED", "Promotion Refused"),
+                    ("DETACHED", "Detached"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

@@ -218,6 +218,17 @@ class MemoryResolveSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
+class MemoryDetachSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, help_text="why this fact is not the unit's")
+
+
+class MemoryDetachResultSerializer(serializers.Serializer):
+    evidence = serializers.IntegerField(help_text="the evidence taken off (it no longer exists)")
+    episode = serializers.IntegerField(help_text="the episodic memory whose fact it was")
+    from_unit = serializers.IntegerField(help_text="the InfoUnit it was wrongly merged into")
+    unit = serializers.IntegerField(help_text="the InfoUnit the fact founded")
+
+
 class MemoryResolveResultSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     review_status = serializers.CharField()

@@ -5,6 +5,7 @@ both), a proposal with its changeset, evidence, replay and decisions, its ``prev
 would change in the draft), and the verbs ``claim``, ``assign``, ``approve``, ``reject``,
 ``request-changes``, ``defer``, ``edit``; ``proposals/apply-approved/`` publishes the approved batch.
 ``review/`` holds the other lists: ``silent-samples/`` (+ ``label``), ``memory-merges/`` (+ ``resolve``),
+``memory-evidence/<id>/detach`` (undo a wrong merge),
 ``shadow-labels/`` (+ ``activate``) and ``inbox/`` (what awaits a reviewer).
 
 People only: reading needs REVIEW or CURATE (reviewers, experts, admins), deciding needs REVIEW,
@@ -280,6 +281,34 @@ class MemoryMergeViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
             reason=data["reason"],
         )
         return Response(s.MemoryResolveResultSerializer(attempt).data)
+
+
+@extend_schema(parameters=[PROJECT_PARAM])
+class MemoryEvidenceViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
+    """Evidence of an InfoUnit; ``detach`` undoes a wrong merge (through the memory app's service)."""
+
+    serializer_class = s.MemoryDetachResultSerializer
+    lookup_value_regex = r"\d+"
+
+    @extend_schema(request=s.MemoryDetachSerializer, responses=s.MemoryDetachResultSerializer)
+    @action(detail=True, methods=["post"])
+    def detach(self, request: Request, project: str, pk: str) -> Response:
+        from memory.selectors import info_evidence_in_project
+        from memory.services import info_evidence_detach
+
+        data = _valid(s.MemoryDetachSerializer, request.data)
+        evidence = info_evidence_in_project(project=self.project, pk=int(pk))
+        unit = info_evidence_detach(evidence=evidence, actor=request.user, reason=data["reason"])
+        return Response(
+            s.MemoryDetachResultSerializer(
+                {
+                    "evidence": evidence.pk,
+                    "episode": evidence.episode_id,
+                    "from_unit": evidence.unit_id,
+                    "unit": unit.pk,
+                }
+            ).data
+        )
 
 
 @extend_schema(parameters=[PROJECT_PARAM])

@@ -181,3 +181,41 @@ def test_two_reviewers_detaching_at_once_make_one_new_unit(mem, make_user):
     assert sorted(outcomes) == ["detached", "not found"]
     assert InfoUnit.objects.count() == 2 and InfoEvidence.objects.count() == 2
     assert InfoUnitEvent.objects.filter(kind="DETACHED").count() == 2  # one on each unit, once
+
+
+def test_the_review_api_detaches_with_field_messages_and_scoping(
+    mem, merged, api_as, make_user, make_project
+):
+    first, second = merged
+    old = InfoUnit.objects.get()
+    evidence = InfoEvidence.objects.get(episode=second.episode)
+    url = f"/api/v1/projects/mem/review/memory-evidence/{evidence.pk}/detach/"
+    reviewer = api_as(make_user("viv", "reviewer", mem))
+
+    missing = reviewer.post(url, {}, format="json")
+    expert = api_as(make_user("erin", "expert", mem)).post(url, {"reason": "x"}, format="json")
+    outsider = api_as(make_user("mallory", "admin", make_project("globex")))
+    elsewhere = outsider.post(url, {"reason": "x"}, format="json")
+    unknown = reviewer.post(
+        "/api/v1/projects/mem/review/memory-evidence/999999/detach/", {"reason": "x"}, format="json"
+    )
+    assert missing.status_code == 400 and "reason" in missing.json(), missing.json()
+    assert expert.status_code == 403 and elsewhere.status_code == 404 and unknown.status_code == 404
+    assert InfoUnit.objects.count() == 1
+
+    done = reviewer.post(url, {"reason": "another billing rule"}, format="json")
+
+    new = InfoUnit.objects.exclude(pk=old.pk).get()
+    assert done.status_code == 200
+    assert done.json() == {
+        "evidence": evidence.pk,
+        "episode": second.episode.pk,
+        "from_unit": old.pk,
+        "unit": new.pk,
+    }
+    founding = InfoEvidence.objects.get(episode=first.episode)
+    refused = reviewer.post(
+        f"/api/v1/projects/mem/review/memory-evidence/{founding.pk}/detach/", {"reason": "x"}, format="json"
+    )
+    assert refused.status_code == 400 and refused.json()["rules"] == ["memory.detach_founding"]
+    assert reviewer.post(url, {"reason": "again"}, format="json").status_code == 404

@@ -204,6 +204,7 @@ def test_the_openapi_schema_stays_clean_and_documents_the_review_api():
         "/api/v1/projects/{project}/proposals/apply-approved/",
         "/api/v1/projects/{project}/review/silent-samples/{request_id}/label/",
         "/api/v1/projects/{project}/review/memory-merges/{id}/resolve/",
+        "/api/v1/projects/{project}/review/memory-evidence/{id}/detach/",
         "/api/v1/projects/{project}/review/shadow-labels/{label_id}/activate/",
     ):
         assert path in paths, path

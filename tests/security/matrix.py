@@ -163,6 +163,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "review-silent-sample-label": {"POST": API_REVIEW},
     "review-memory-merge-list": {"GET": API_REVIEW_READ},
     "review-memory-merge-resolve": {"POST": API_REVIEW},
+    "review-memory-evidence-detach": {"POST": API_REVIEW},
     "review-shadow-label-list": {"GET": API_REVIEW_READ},
     "review-shadow-label-activate": {"POST": API_REVIEW},
     # review pages
@@ -212,6 +213,7 @@ PROBED_WITHOUT_OBJECT = frozenset(
         "review:proposal_claim",
         "review:proposal_assign",
         "review:merge_resolve",
+        "review-memory-evidence-detach",
     }
 )
 

@@ -461,8 +461,8 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
     counters (evidence, sources, strong/weak signals, last evidence) and reliability are recounted from
     the evidence it keeps, the episode founds a new unit (method ``REVIEW``) and points to it, and the
     registry attempt that made the MATCH is marked reviewed as DIFFERENT with the reviewer and the
-    reason — a labelled false merge for the offline loop. Both units' histories and the audit trail
-    record it.
+    reason: a labelled false merge, kept for whoever tunes the comparator (nothing reads it automatically
+    yet). Both units' histories and the audit trail record it.
 
     Refused (``RuleViolation``, nothing written): without a reason (rule ``memory.detach_reason``); for
     the episode that founded the unit (``memory.detach_founding`` — the unit *is* that fact); when the

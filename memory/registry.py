@@ -387,6 +387,33 @@ def evidence_attach(
     return evidence
 
 
+def unit_recount(unit: InfoUnit) -> InfoUnit:
+    """Recount ``unit``'s evidence counters (evidence, distinct sources, strong/weak signals, last
+    evidence) and its reliability from the evidence rows it has now — after evidence was taken off
+    (``memory.services.info_evidence_detach``); ``evidence_attach`` keeps them by increments.
+
+    Precondition: the caller holds the InfoKey lock."""
+    kept = InfoEvidence.objects.filter(unit=unit)
+    unit.evidence_count = kept.count()
+    unit.distinct_sources = kept.values("source_key").distinct().count()
+    unit.strong_signals = kept.filter(signal=Signal.STRONG).count()
+    unit.weak_signals = unit.evidence_count - unit.strong_signals
+    unit.last_evidence_at = kept.order_by("-created_at").values_list("created_at", flat=True).first()
+    unit.reliability = reliability_of(unit)
+    unit.save(
+        update_fields=[
+            "evidence_count",
+            "distinct_sources",
+            "strong_signals",
+            "weak_signals",
+            "last_evidence_at",
+            "reliability",
+            "updated_at",
+        ]
+    )
+    return unit
+
+
 def unit_create(
     *,
     info_key: InfoKey,

@@ -15,7 +15,7 @@ from arg_platform.errors import NotFound
 from projects.models import Project
 
 from .edges import Hit, expand, graph_rerank
-from .models import EpisodicMemory, InfoEvidence, InfoKey, InfoUnit, RegistryAttempt, Scope
+from .models import EpisodicMemory, InfoEvidence, InfoKey, InfoUnit, InfoUnitEvent, RegistryAttempt, Scope
 
 READ_CANDIDATE_LIMIT = 5000  # most recent items of the caller's scopes a vector read scans
 LABEL_BOOST = 0.1  # a hit sharing a validated label with the request
@@ -98,20 +98,28 @@ def info_unit_get(*, project: Project, pk: int) -> InfoUnit:
     return unit
 
 
-def info_evidence_get(*, unit: InfoUnit, pk: int) -> InfoEvidence:
-    """One piece of evidence of ``unit`` (``NotFound`` when it belongs to another unit or is gone)."""
-    evidence = InfoEvidence.objects.filter(unit=unit, pk=pk).first()
-    if evidence is None:
-        raise NotFound(f"evidence #{pk} is not attached to InfoUnit #{unit.pk}")
-    return evidence
+def info_evidence_get(*, project: Project, pk: int, unit: InfoUnit | None = None) -> InfoEvidence:
+    """One piece of evidence of an InfoUnit of ``project`` — of ``unit`` when given (``NotFound`` when it
+    belongs elsewhere or is gone)."""
+    evidence = InfoEvidence.objects.filter(unit__project=project, pk=pk)
+    if unit is not None:
+        evidence = evidence.filter(unit=unit)
+    found = evidence.first()
+    if found is None:
+        raise NotFound(f"evidence #{pk} not found" + (f" on InfoUnit #{unit.pk}" if unit is not None else ""))
+    return found
 
 
-def info_evidence_in_project(*, project: Project, pk: int) -> InfoEvidence:
-    """One piece of evidence of any InfoUnit of ``project`` (``NotFound`` otherwise)."""
-    evidence = InfoEvidence.objects.filter(unit__project=project, pk=pk).first()
-    if evidence is None:
-        raise NotFound(f"evidence #{pk} not found")
-    return evidence
+def info_unit_founding_episodes(*, unit: InfoUnit) -> set[int]:
+    """The episodic memories that founded ``unit`` (its CREATED event names them): the unit *is* their
+    fact, so their evidence cannot be detached."""
+    return {
+        d["episode"]
+        for d in InfoUnitEvent.objects.filter(unit=unit, kind=InfoUnitEvent.Kind.CREATED).values_list(
+            "details", flat=True
+        )
+        if isinstance(d, dict) and isinstance(d.get("episode"), int)
+    }
 
 
 def info_key_list(*, project: Project) -> QuerySet[InfoKey]:

@@ -47,10 +47,11 @@ from .registry import (
     label_signature_for,
     recall_index,
     registry_write,
-    reliability_of,
     unit_create,
+    unit_recount,
     vector_to_bytes,
 )
+from .selectors import info_unit_founding_episodes
 
 logger = logging.getLogger(__name__)
 
@@ -358,6 +359,11 @@ def _unit_founded_by_review(
     return unit
 
 
+def _actor_name(actor: Any) -> str:
+    """The name a history or audit line records for ``actor`` (a user, a name, or "system")."""
+    return getattr(actor, "username", "") or str(actor or "system")
+
+
 def _person(actor: Any) -> Any:
     """``actor`` when it is a signed-in user (recorded as ``resolved_by``), else ``None``."""
     return actor if getattr(actor, "pk", None) and getattr(actor, "is_authenticated", False) else None
@@ -397,7 +403,7 @@ def registry_unsure_resolve(
             )
         )
     episode = attempt.episode
-    actor_name = getattr(actor, "username", "") or str(actor or "system")
+    actor_name = _actor_name(actor)
     if decision == RegistryAttempt.Review.SAME:
         unit = InfoUnit.objects.filter(pk=attempt.candidate_unit_id).first()
         if unit is None:
@@ -490,10 +496,7 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
         raise NotFound("this evidence is no longer attached (already detached?)")
     old = InfoUnit.objects.select_for_update().get(pk=evidence.unit_id)
     episode = evidence.episode
-    founded = InfoUnitEvent.objects.filter(unit=old, kind=InfoUnitEvent.Kind.CREATED).values_list(
-        "details", flat=True
-    )
-    if any(isinstance(d, dict) and d.get("episode") == episode.pk for d in founded):
+    if episode.pk in info_unit_founding_episodes(unit=old):
         raise RuleViolation(
             Violation(
                 "memory.detach_founding", f"memory #{episode.pk} founded InfoUnit #{old.pk}: it is that fact"
@@ -508,28 +511,10 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
                 f"memory #{episode.pk} states the canonical fact of InfoUnit #{same.pk} word for word",
             )
         )
-    actor_name = getattr(actor, "username", "") or str(actor or "system")
+    actor_name = _actor_name(actor)
     evidence_id, attempt = evidence.pk, evidence.attempt
     evidence.delete()
-    kept = InfoEvidence.objects.filter(unit=old)
-    old.evidence_count = kept.count()
-    old.distinct_sources = kept.values("source_key").distinct().count()
-    old.strong_signals = kept.filter(signal=Signal.STRONG).count()
-    old.weak_signals = old.evidence_count - old.strong_signals
-    latest = kept.order_by("-created_at").values_list("created_at", flat=True).first()
-    old.last_evidence_at = latest
-    old.reliability = reliability_of(old)
-    old.save(
-        update_fields=[
-            "evidence_count",
-            "distinct_sources",
-            "strong_signals",
-            "weak_signals",
-            "last_evidence_at",
-            "reliability",
-            "updated_at",
-        ]
-    )
+    unit_recount(old)
     unit = _unit_founded_by_review(
         info_key=info_key, episode=episode, canonical=canonical, attempt=attempt, actor_name=actor_name
     )
@@ -585,7 +570,7 @@ def info_unit_promote(*, unit: InfoUnit, actor: Any, reason: str = "") -> InfoUn
     (``memory.pii_in_canonical``). The unit is left unchanged by a refusal, which is recorded in its
     history.
     """
-    actor_name = getattr(actor, "username", "") or str(actor or "system")
+    actor_name = _actor_name(actor)
     with transaction.atomic():
         unit = InfoUnit.objects.select_for_update().get(pk=unit.pk)
         violations = []

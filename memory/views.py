@@ -120,13 +120,6 @@ def _unit_context(
     detach_id: int | None = None,
 ) -> dict[str, Any]:
     unit = selectors.info_unit_get(project=access.project, pk=pk)
-    founding = {
-        d.get("episode")
-        for d in InfoUnitEvent.objects.filter(unit=unit, kind=InfoUnitEvent.Kind.CREATED).values_list(
-            "details", flat=True
-        )
-        if isinstance(d, dict)
-    }
     return {
         **_common(access, "units"),
         "unit": unit,
@@ -136,7 +129,7 @@ def _unit_context(
         .select_related("episode")
         .order_by("-id")[:50],
         "promote_form": promote_form or PromoteForm(),
-        "founding_episodes": founding,
+        "founding_episodes": selectors.info_unit_founding_episodes(unit=unit),
         "detach_form": detach_form or DetachForm(),
         "detach_id": detach_id,
     }
@@ -172,7 +165,7 @@ def evidence_detach(
 ) -> HttpResponse:
     """Undo a wrong merge: the evidence's fact leaves this InfoUnit and founds one of its own."""
     unit = selectors.info_unit_get(project=access.project, pk=unit_id)
-    evidence = selectors.info_evidence_get(unit=unit, pk=evidence_id)
+    evidence = selectors.info_evidence_get(project=access.project, pk=evidence_id, unit=unit)
     form = DetachForm(request.POST)
     if form.is_valid():
         try:

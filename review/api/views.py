@@ -293,11 +293,11 @@ class MemoryEvidenceViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
     @extend_schema(request=s.MemoryDetachSerializer, responses=s.MemoryDetachResultSerializer)
     @action(detail=True, methods=["post"])
     def detach(self, request: Request, project: str, pk: str) -> Response:
-        from memory.selectors import info_evidence_in_project
+        from memory.selectors import info_evidence_get
         from memory.services import info_evidence_detach
 
         data = _valid(s.MemoryDetachSerializer, request.data)
-        evidence = info_evidence_in_project(project=self.project, pk=int(pk))
+        evidence = info_evidence_get(project=self.project, pk=int(pk))
         unit = info_evidence_detach(evidence=evidence, actor=request.user, reason=data["reason"])
         return Response(
             s.MemoryDetachResultSerializer(

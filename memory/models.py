@@ -335,3 +335,40 @@ class MemoryEdge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} -[{self.type}]-> {self.target_id}"
+
+
+class TermDistinction(models.Model):
+    """A reviewer's rule that two terms name different things (``memory.distinctions``): learned when a
+    wrong merge is detached or an UNSURE pair is resolved as DIFFERENT, applied by the registry to every
+    later pair of the project. ``first`` < ``second`` (normalized), so a pair is stored once."""
+
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="term_distinctions"
+    )
+    first = models.CharField(max_length=60)
+    second = models.CharField(max_length=60)
+    reason = models.CharField(max_length=500, blank=True)
+    attempt = models.ForeignKey(
+        RegistryAttempt,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the registry attempt whose wrong verdict taught it",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["first", "second"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "first", "second"], name="memory_distinction_unique"),
+            models.CheckConstraint(
+                condition=models.Q(first__lt=models.F("second")), name="memory_distinction_sorted"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.first} ≠ {self.second}"

@@ -8,8 +8,9 @@
    in-process matrix per key, refreshed incrementally: units are append-only), top-K, plus SimHash
    neighbours within ``simhash_max_distance`` bits, plus an exact canonical-digest hit;
 3. **decision** — the comparator (``memory.comparator.compare``) on each candidate, best cosine first:
-   the first SAME is a MATCH (evidence attached, reliability updated), else the best UNSURE is staged,
-   else NEW; a NEW that hits the unique (InfoKey, canonical digest) constraint becomes a MATCH;
+   a pair the project's reviewers taught apart (``memory.distinctions``) is DIFFERENT whatever the
+   comparator said; the first SAME is a MATCH (evidence attached, reliability updated), else the best
+   UNSURE is staged, else NEW; a NEW that hits the unique (InfoKey, canonical digest) constraint becomes a MATCH;
 4. **log** — one ``RegistryAttempt`` with InfoKey, LabelPath_current, top-K + scores, decision, method,
    flags (§2.10.5.10).
 
@@ -33,6 +34,7 @@ from django.utils import timezone
 
 from .canonical import Canonical, canonicalize, hamming64
 from .comparator import DEFAULT_PARAMS, Comparison, Method, RegistryParams, Verdict, compare
+from .distinctions import NO_DISTINCTIONS, Distinctions
 from .models import (
     EpisodicMemory,
     InfoEvidence,
@@ -227,8 +229,10 @@ def registry_decide(
     vector: np.ndarray,
     params: RegistryParams = DEFAULT_PARAMS,
     synonyms: dict[str, str] | None = None,
+    distinctions: Distinctions = NO_DISTINCTIONS,
 ) -> RegistryDecision:
-    """Hard filter (the key's units only) → soft recall → comparator; see the module doc."""
+    """Hard filter (the key's units only) → soft recall → comparator, then the project's term
+    distinctions (``memory.distinctions``: a reviewer's rule outranks the comparator); see the module doc."""
     index = recall_index.for_key(info_key)
     if not index.ids:
         return RegistryDecision(RegistryAttempt.Decision.NEW, Method.VECTOR_ONLY)
@@ -267,6 +271,10 @@ def registry_decide(
         else:
             other = _candidate_canonical(index, candidate.unit_id, synonyms)
             comparison = compare(canonical, other, candidate.cosine, params)
+            if comparison.verdict != Verdict.DIFFERENT:
+                taught = distinctions.firing(canonical.statement, other.statement)
+                if taught is not None:
+                    comparison = Comparison(Verdict.DIFFERENT, Method.VECTOR_RULES, (taught.reason,))
         judged.append(
             Candidate(
                 candidate.unit_id, candidate.cosine, candidate.simhash_distance, candidate.via, comparison
@@ -488,6 +496,7 @@ def registry_write(
     flags: Sequence[str] = (),
     params: RegistryParams = DEFAULT_PARAMS,
     synonyms: dict[str, str] | None = None,
+    distinctions: Distinctions = NO_DISTINCTIONS,
 ) -> RegistryOutcome:
     """Run one Info Registry attempt for ``episode`` (already saved) and log it; see the module doc.
 
@@ -498,7 +507,12 @@ def registry_write(
         project_id=episode.project_id, value=value, label_ids=label_ids, label_path=episode.label_path_current
     )
     decision = registry_decide(
-        info_key=info_key, canonical=canonical, vector=vector, params=params, synonyms=synonyms
+        info_key=info_key,
+        canonical=canonical,
+        vector=vector,
+        params=params,
+        synonyms=synonyms,
+        distinctions=distinctions,
     )
     unit: InfoUnit | None = None
     if decision.decision == RegistryAttempt.Decision.NEW:

@@ -9,13 +9,23 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from arg_platform.errors import NotFound
 from projects.models import Project
 
+from .distinctions import Distinction, Distinctions
 from .edges import Hit, expand, graph_rerank
-from .models import EpisodicMemory, InfoEvidence, InfoKey, InfoUnit, InfoUnitEvent, RegistryAttempt, Scope
+from .models import (
+    EpisodicMemory,
+    InfoEvidence,
+    InfoKey,
+    InfoUnit,
+    InfoUnitEvent,
+    RegistryAttempt,
+    Scope,
+    TermDistinction,
+)
 
 READ_CANDIDATE_LIMIT = 5000  # most recent items of the caller's scopes a vector read scans
 LABEL_BOOST = 0.1  # a hit sharing a validated label with the request
@@ -157,6 +167,49 @@ def registry_attempt_get(*, project: Project, pk: int) -> RegistryAttempt:
     if attempt is None:
         raise NotFound(f"registry attempt #{pk} not found")
     return attempt
+
+
+def term_distinction_list(*, project: Project) -> QuerySet[TermDistinction]:
+    """The project's term distinctions, alphabetical, with who taught them and from which attempt."""
+    return TermDistinction.objects.filter(project=project).select_related("created_by", "attempt")
+
+
+def term_distinction_get(*, project: Project, pk: int) -> TermDistinction:
+    distinction = TermDistinction.objects.filter(project=project, pk=pk).first()
+    if distinction is None:
+        raise NotFound(f"term distinction #{pk} not found")
+    return distinction
+
+
+_distinctions_cache: dict[int, tuple[tuple[Any, ...], Distinctions]] = {}
+
+
+def term_distinctions_for(*, project_id: int) -> Distinctions:
+    """What the registry applies to a write of the project (``memory.distinctions``), oldest first.
+
+    Kept per process and checked on every call against one aggregate query (count, newest id, newest
+    creation time: any create or delete changes it), so a write pays that query, not the loading of a
+    project's thousands of rules."""
+    stamp = tuple(
+        TermDistinction.objects.filter(project_id=project_id)
+        .aggregate(n=Count("id"), top=Max("id"), at=Max("created_at"))
+        .values()
+    )
+    cached = _distinctions_cache.get(project_id)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    rules = Distinctions(
+        Distinction(first, second, pk)
+        for pk, first, second in TermDistinction.objects.filter(project_id=project_id)
+        .order_by("pk")
+        .values_list("pk", "first", "second")
+    )
+    _distinctions_cache[project_id] = (stamp, rules)
+    return rules
+
+
+def term_distinctions_cache_clear() -> None:
+    _distinctions_cache.clear()
 
 
 # --- MemoryRead ------------------------------------------------------------------------------------

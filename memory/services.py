@@ -28,6 +28,7 @@ from projects.models import Project
 from . import pii
 from .canonical import Canonical, InfoType, canonicalize, classify_info_type, normalize
 from .comparator import DEFAULT_PARAMS, Method, RegistryParams
+from .distinctions import Distinction, separates, term_normalize, term_problem
 from .edges import edges_for_new_episode
 from .models import (
     EpisodicMemory,
@@ -39,6 +40,7 @@ from .models import (
     RegistryAttempt,
     Scope,
     Signal,
+    TermDistinction,
 )
 from .registry import (
     InfoKeyValue,
@@ -51,7 +53,7 @@ from .registry import (
     unit_recount,
     vector_to_bytes,
 )
-from .selectors import info_unit_founding_episodes
+from .selectors import info_unit_founding_episodes, term_distinctions_cache_clear, term_distinctions_for
 
 logger = logging.getLogger(__name__)
 
@@ -307,6 +309,7 @@ def memory_write(
                 flags=sorted(flag_set),
                 params=params,
                 synonyms=labels.synonyms,
+                distinctions=term_distinctions_for(project_id=project.pk),
             )
         edges_for_new_episode(episode, np.asarray(vector, dtype=np.float32))
     return MemoryWriteResult(
@@ -369,9 +372,152 @@ def _person(actor: Any) -> Any:
     return actor if getattr(actor, "pk", None) and getattr(actor, "is_authenticated", False) else None
 
 
+# --- term distinctions: what a reviewer's "different fact" teaches (``memory.distinctions``) --------
+
+
+def _distinction_checked(
+    terms: tuple[str, str] | None, *, unit: InfoUnit, fact_statement: str
+) -> Distinction | None:
+    """The distinction a reviewer states with a DIFFERENT verdict — ``terms`` is (the term of the
+    InfoUnit, the term of the fact) — checked against the two statements it must keep apart; ``None``
+    when no term is given. Raises ``RuleViolation`` (rule ``memory.distinction``, fields ``unit_term``
+    / ``fact_term``) before anything is written."""
+    unit_term, fact_term = (term_normalize(t) for t in (terms or ("", "")))
+    raw = tuple((t or "").strip() for t in (terms or ("", "")))
+    if not any(raw):
+        return None
+    errors = ViolationCollector()
+    for field_name, given, term in (("unit_term", raw[0], unit_term), ("fact_term", raw[1], fact_term)):
+        if not given:
+            errors.add("memory.distinction", "name the term on both sides, or neither", field_name)
+        elif problem := term_problem(term, given):
+            errors.add("memory.distinction", problem, field_name)
+    errors.raise_if_any()
+    if unit_term == fact_term:
+        raise RuleViolation(Violation("memory.distinction", "the two terms are the same", "fact_term"))
+    candidate = Distinction(*sorted((unit_term, fact_term)))
+    if not separates(candidate, unit.canonical_statement, fact_statement):
+        raise RuleViolation(
+            Violation(
+                "memory.distinction",
+                f"InfoUnit #{unit.pk} must say “{unit_term}” and not “{fact_term}”, and the fact the reverse "
+                f"(the unit: “{unit.canonical_statement}”; the fact: “{fact_statement}”)",
+                "unit_term",
+            )
+        )
+    return candidate
+
+
+def _distinction_learn(
+    distinction: Distinction | None,
+    *,
+    project: Project,
+    attempt: RegistryAttempt | None,
+    actor: Any,
+    reason: str,
+) -> TermDistinction | None:
+    """Store a checked distinction (once per pair of terms; a pair already taught is kept as it is)."""
+    if distinction is None:
+        return None
+    row, created = TermDistinction.objects.get_or_create(
+        project=project,
+        first=distinction.first,
+        second=distinction.second,
+        defaults={"reason": reason[:500], "attempt": attempt, "created_by": _person(actor)},
+    )
+    if created:
+        audit_record(
+            project=project,
+            actor=actor,
+            action="create",
+            object_type="term_distinction",
+            object_key=str(row),
+            after={"first": row.first, "second": row.second, "attempt": attempt.pk if attempt else None},
+            reason=reason,
+        )
+    return row
+
+
+DISTINCT_SET_MAX = 20  # terms of one declared set: at most 190 distinctions
+
+
+@transaction.atomic
+def term_distinctions_declare(
+    *, project: Project, terms: Sequence[str], actor: Any, reason: str = ""
+) -> list[TermDistinction]:
+    """Declare a set of mutually distinct terms up front ("window seat, aisle seat, middle seat";
+    "wool, linen, cotton") — every pair of them becomes a term distinction, as if a reviewer had
+    detached a wrong merge of each pair. Pairs already taught are kept as they are. Returns the
+    distinctions created.
+
+    Refused (``RuleViolation`` rule ``memory.distinction``, field ``terms``; nothing written): fewer
+    than two different terms, more than ``DISTINCT_SET_MAX``, or a term that is not a word or a short
+    phrase (see ``memory.distinctions.term_problem``)."""
+    errors = ViolationCollector()
+    normalized: list[str] = []
+    for given in (t.strip() for t in terms if t and t.strip()):
+        term = term_normalize(given)
+        if problem := term_problem(term, given):
+            errors.add("memory.distinction", f"“{given}”: {problem}", "terms")
+        elif term not in normalized:
+            normalized.append(term)
+    if not errors.violations and len(normalized) < 2:
+        errors.add("memory.distinction", "give at least two different terms", "terms")
+    if len(normalized) > DISTINCT_SET_MAX:
+        errors.add("memory.distinction", f"at most {DISTINCT_SET_MAX} terms in one set", "terms")
+    errors.raise_if_any()
+    created: list[TermDistinction] = []
+    for i, one in enumerate(normalized):
+        for other in normalized[i + 1 :]:
+            first, second = sorted((one, other))
+            row, new = TermDistinction.objects.get_or_create(
+                project=project,
+                first=first,
+                second=second,
+                defaults={"reason": (reason or "declared as distinct")[:500], "created_by": _person(actor)},
+            )
+            if new:
+                created.append(row)
+    audit_record(
+        project=project,
+        actor=actor,
+        action="declare",
+        object_type="term_distinction",
+        object_key=", ".join(normalized)[:200],
+        after={"terms": normalized, "created": [str(row) for row in created]},
+        reason=reason,
+    )
+    return created
+
+
+@transaction.atomic
+def term_distinction_delete(*, distinction: TermDistinction, actor: Any, reason: str = "") -> None:
+    """Forget a term distinction: later pairs are left to the comparator again (units already kept
+    apart stay apart). ``NotFound`` when it is already gone (two reviewers forgetting it at once)."""
+    locked = TermDistinction.objects.select_for_update().filter(pk=distinction.pk).first()
+    if locked is None:
+        raise NotFound(f"term distinction {distinction} is already forgotten")
+    distinction = locked
+    audit_record(
+        project=distinction.project,
+        actor=actor,
+        action="delete",
+        object_type="term_distinction",
+        object_key=str(distinction),
+        before={"first": distinction.first, "second": distinction.second},
+        reason=reason,
+    )
+    distinction.delete()
+
+
 @transaction.atomic
 def registry_unsure_resolve(
-    *, attempt: RegistryAttempt, decision: str, actor: Any, reason: str = ""
+    *,
+    attempt: RegistryAttempt,
+    decision: str,
+    actor: Any,
+    reason: str = "",
+    terms: tuple[str, str] | None = None,
 ) -> RegistryAttempt:
     """Resolve one UNSURE Info Registry attempt from the staging list (the review queue calls this).
 
@@ -404,6 +550,18 @@ def registry_unsure_resolve(
         )
     episode = attempt.episode
     actor_name = _actor_name(actor)
+    taught = None
+    if any((t or "").strip() for t in (terms or ())):
+        if decision != RegistryAttempt.Review.DIFFERENT:
+            raise RuleViolation(
+                Violation("memory.distinction", "terms are taught with a DIFFERENT decision", "unit_term")
+            )
+        candidate = InfoUnit.objects.filter(pk=attempt.candidate_unit_id).first()
+        if candidate is None:
+            raise NotFound(f"the candidate InfoUnit of attempt #{attempt.pk} no longer exists")
+        taught = _distinction_checked(
+            terms, unit=candidate, fact_statement=_canonical_in_key(info_key, episode).statement
+        )
     if decision == RegistryAttempt.Review.SAME:
         unit = InfoUnit.objects.filter(pk=attempt.candidate_unit_id).first()
         if unit is None:
@@ -442,6 +600,7 @@ def registry_unsure_resolve(
             "decision": decision,
             "episode": episode.pk,
             "reason": attempt.resolution_reason,
+            **({"distinction": f"{taught.first} ≠ {taught.second}"} if taught is not None else {}),
         },
         actor_name=actor_name,
     )
@@ -455,11 +614,14 @@ def registry_unsure_resolve(
         after={"review_status": decision, "unit": unit.pk},
         reason=reason,
     )
+    _distinction_learn(taught, project=info_key.project, attempt=attempt, actor=actor, reason=reason)
     return attempt
 
 
 @transaction.atomic
-def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> InfoUnit:
+def info_evidence_detach(
+    *, evidence: InfoEvidence, actor: Any, reason: str, terms: tuple[str, str] | None = None
+) -> InfoUnit:
     """Undo a wrong merge: take one piece of evidence off its InfoUnit and let its episode found an
     InfoUnit of its own in the same InfoKey (a reviewer's correction of a false MATCH).
 
@@ -511,6 +673,7 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
                 f"memory #{episode.pk} states the canonical fact of InfoUnit #{same.pk} word for word",
             )
         )
+    taught = _distinction_checked(terms, unit=old, fact_statement=canonical.statement)
     actor_name = _actor_name(actor)
     evidence_id, attempt = evidence.pk, evidence.attempt
     evidence.delete()
@@ -527,7 +690,9 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
         attempt.save(
             update_fields=["review_status", "unit", "resolved_by", "resolved_at", "resolution_reason"]
         )
-    details = {"episode": episode.pk, "evidence": evidence_id, "reason": reason[:500]}
+    details: dict[str, Any] = {"episode": episode.pk, "evidence": evidence_id, "reason": reason[:500]}
+    if taught is not None:
+        details["distinction"] = f"{taught.first} ≠ {taught.second}"
     InfoUnitEvent.objects.create(
         unit=old,
         kind=InfoUnitEvent.Kind.DETACHED,
@@ -550,6 +715,7 @@ def info_evidence_detach(*, evidence: InfoEvidence, actor: Any, reason: str) -> 
         after={"unit": unit.pk},
         reason=reason,
     )
+    _distinction_learn(taught, project=info_key.project, attempt=attempt, actor=actor, reason=reason)
     return unit
 
 
@@ -664,5 +830,6 @@ def memory_redirect_soft_update(*, redirects: dict[int, tuple[str, ...]], releas
 
 
 def recall_cache_clear() -> None:
-    """Forget the in-process recall matrices (tests and the benchmark start clean)."""
+    """Forget the in-process recall matrices and term distinctions (tests and the benchmark start clean)."""
     recall_index.clear()
+    term_distinctions_cache_clear()

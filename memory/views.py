@@ -21,8 +21,9 @@ from projects.access import Capability, ProjectAccess
 from taxonomy.views.base import REFUSED, go_to, project_view, render_page
 
 from . import selectors, services
+from .distinctions import suggestions
 from .edges import session_reconstruct
-from .forms import DetachForm, MemoryFilterForm, PromoteForm, ResolveForm
+from .forms import DetachForm, DistinctSetForm, MemoryFilterForm, PromoteForm, ResolveForm
 from .models import InfoEvidence, InfoUnitEvent, MemoryEdge, RegistryAttempt
 
 PAGE_SIZE = 50
@@ -35,6 +36,15 @@ def memory_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callab
 
 def _page(request: HttpRequest, items: Any) -> Any:
     return Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
+def _staging_page(request: HttpRequest, attempts: Any) -> Any:
+    """A page of the staging list, each attempt with its term hints (see ``distinctions.suggestions``)."""
+    page = _page(request, attempts)
+    for attempt in page.object_list:
+        statement = attempt.candidate_unit.canonical_statement if attempt.candidate_unit else ""
+        attempt.unit_words, attempt.fact_words = suggestions(statement, attempt.episode.text)
+    return page
 
 
 def _query(request: HttpRequest) -> str:
@@ -120,10 +130,13 @@ def _unit_context(
     detach_id: int | None = None,
 ) -> dict[str, Any]:
     unit = selectors.info_unit_get(project=access.project, pk=pk)
+    evidence = list(InfoEvidence.objects.filter(unit=unit).select_related("episode").order_by("-id")[:200])
+    for item in evidence:  # the words each side has and the other lacks: the Detach form's term hints
+        item.unit_words, item.fact_words = suggestions(unit.canonical_statement, item.episode.text)
     return {
         **_common(access, "units"),
         "unit": unit,
-        "evidence": InfoEvidence.objects.filter(unit=unit).select_related("episode").order_by("-id")[:200],
+        "evidence": evidence,
         "events": InfoUnitEvent.objects.filter(unit=unit).order_by("-id")[:200],
         "attempts": RegistryAttempt.objects.filter(project=access.project, candidate_unit=unit)
         .select_related("episode")
@@ -170,7 +183,7 @@ def evidence_detach(
     if form.is_valid():
         try:
             new = services.info_evidence_detach(
-                evidence=evidence, actor=request.user, reason=form.cleaned_data["reason"]
+                evidence=evidence, actor=request.user, reason=form.cleaned_data["reason"], terms=form.terms()
             )
         except RuleViolation as exc:
             form.add_violations(exc)
@@ -197,7 +210,7 @@ def staging_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
         "memory/staging.html",
         {
             **_common(access, "staging"),
-            "page": _page(request, attempts),
+            "page": _staging_page(request, attempts),
             "query": _query(request),
             "form": ResolveForm(),
         },
@@ -216,6 +229,7 @@ def staging_resolve(request: HttpRequest, access: ProjectAccess, attempt_id: int
                 decision=form.cleaned_data["decision"],
                 actor=request.user,
                 reason=form.cleaned_data["reason"],
+                terms=form.terms(),
             )
         except RuleViolation as exc:
             form.add_violations(exc)
@@ -231,10 +245,63 @@ def staging_resolve(request: HttpRequest, access: ProjectAccess, attempt_id: int
         "memory/staging.html",
         {
             **_common(access, "staging"),
-            "page": _page(request, attempts),
+            "page": _staging_page(request, attempts),
             "query": "",
             "form": ResolveForm(),
             "error_form": form,
         },
         status=REFUSED,
     )
+
+
+def _distinctions_page(
+    request: HttpRequest, access: ProjectAccess, form: DistinctSetForm | None = None, status: int = 200
+) -> HttpResponse:
+    return render_page(
+        request,
+        "memory/distinctions.html",
+        {
+            **_common(access, "distinctions"),
+            "page": _page(request, selectors.term_distinction_list(project=access.project)),
+            "declare_form": form or DistinctSetForm(),
+        },
+        status=status,
+    )
+
+
+@memory_view("GET")
+def distinction_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """The term distinctions reviewers taught the registry (``memory.distinctions``), with Forget and a
+    form to declare a set of distinct terms up front."""
+    return _distinctions_page(request, access)
+
+
+@memory_view("POST")
+def distinction_declare(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """Declare a set of mutually distinct terms: every pair becomes a term distinction."""
+    form = DistinctSetForm(request.POST)
+    if form.is_valid():
+        try:
+            created = services.term_distinctions_declare(
+                project=access.project,
+                terms=form.term_list(),
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+            )
+        except RuleViolation as exc:
+            form.add_violations(exc)
+        else:
+            messages.success(request, f"{len(created)} new distinction(s) declared.")
+            return go_to(request, reverse("memory:distinctions", args=[access.project.slug]))
+    return _distinctions_page(request, access, form, status=REFUSED)
+
+
+@memory_view("POST")
+def distinction_delete(request: HttpRequest, access: ProjectAccess, distinction_id: int) -> HttpResponse:
+    """Forget a term distinction: later pairs are left to the comparator again."""
+    distinction = selectors.term_distinction_get(project=access.project, pk=distinction_id)
+    services.term_distinction_delete(
+        distinction=distinction, actor=request.user, reason=request.POST.get("reason", "")[:500]
+    )
+    messages.success(request, f"Forgot the distinction {distinction}.")
+    return go_to(request, reverse("memory:distinctions", args=[access.project.slug]))

@@ -18,6 +18,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from memory.forms import DistinctionFields
 from taxonomy.forms import ViolationFormMixin
 
 from .models import Proposal
@@ -83,7 +84,9 @@ class SilentLabelForm(ViolationFormMixin, forms.Form):
     comment = forms.CharField(required=False, max_length=REASON_MAX, label="Comment")
 
 
-class MergeResolveForm(ViolationFormMixin, forms.Form):
+class MergeResolveForm(ViolationFormMixin, DistinctionFields):
+    violation_fields = {"unit_term": "__all__", "fact_term": "__all__"}
+
     decision = forms.ChoiceField(choices=(("SAME", "Same fact"), ("DIFFERENT", "Different fact")))
     reason = forms.CharField(required=False, max_length=500)
 

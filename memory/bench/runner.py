@@ -219,6 +219,7 @@ class LatencyResult:
     write_ms: list[float]
     registry_ms: list[float]
     decisions: Counter[str]
+    distinctions: int = 0
 
     @staticmethod
     def _pct(values: list[float], q: float) -> float:
@@ -230,6 +231,7 @@ class LatencyResult:
             f"write_p50_ms={self._pct(self.write_ms, 50):.1f} write_p95_ms={self._pct(self.write_ms, 95):.1f} "
             f"registry_p50_ms={self._pct(self.registry_ms, 50):.1f} "
             f"registry_p95_ms={self._pct(self.registry_ms, 95):.1f} prefill_s={self.prefill_s:.1f}"
+            + (f" distinctions={self.distinctions}" if self.distinctions else "")
         )
 
 
@@ -314,6 +316,22 @@ def prefill(project: Any, labels: dict[str, str], *, units: int, units_per_key: 
     return list(InfoKey.objects.filter(project=project).order_by("pk"))
 
 
+def prefill_distinctions(project: Any, texts: Sequence[str], *, count: int, seed: int) -> None:
+    """``count`` term distinctions between random words of ``texts`` (bulk insert)."""
+    from memory.distinctions import term_normalize
+    from memory.models import TermDistinction
+
+    vocabulary = sorted({word for text in texts for word in term_normalize(text).split() if len(word) > 3})
+    rng = random.Random(seed)
+    pairs: set[tuple[str, str]] = set()
+    while len(pairs) < min(count, len(vocabulary) * (len(vocabulary) - 1) // 2):
+        first, second = sorted(rng.sample(vocabulary, 2))
+        pairs.add((first, second))
+    TermDistinction.objects.bulk_create(
+        [TermDistinction(project=project, first=a, second=b) for a, b in sorted(pairs)], batch_size=1000
+    )
+
+
 def run_latency(
     texts: Sequence[str],
     *,
@@ -323,8 +341,11 @@ def run_latency(
     seed: int = 7,
     report: Report = print,
     keep: bool = False,
+    distinctions: int = 0,
 ) -> LatencyResult:
-    """Pre-fill ``units`` InfoUnits, then time ``writes`` real writes into pre-filled InfoKeys."""
+    """Pre-fill ``units`` InfoUnits (and ``distinctions`` term distinctions between words of ``texts``,
+    so that the registry's lookup finds candidates), then time ``writes`` real writes into pre-filled
+    InfoKeys."""
     from memory.models import RegistryAttempt
     from memory.services import memory_write, recall_cache_clear
 
@@ -335,6 +356,9 @@ def run_latency(
         keys = prefill(project, labels, units=units, units_per_key=units_per_key, seed=seed)
         prefill_s = time.perf_counter() - started
         report(f"pre-filled {units} InfoUnits over {len(keys)} InfoKeys in {prefill_s:.1f} s")
+        if distinctions:
+            prefill_distinctions(project, texts, count=distinctions, seed=seed)
+            report(f"pre-filled {distinctions} term distinctions")
         rng = random.Random(seed)
         unique = list(dict.fromkeys(texts))
         rng.shuffle(unique)
@@ -360,7 +384,9 @@ def run_latency(
             if result.registry is not None:
                 attempt = RegistryAttempt.objects.only("latency_ms").get(pk=result.registry.attempt.pk)
                 registry_ms.append(attempt.latency_ms)
-        return LatencyResult(units, len(keys), writes, prefill_s, write_ms, registry_ms, decisions)
+        return LatencyResult(
+            units, len(keys), writes, prefill_s, write_ms, registry_ms, decisions, distinctions
+        )
     finally:
         if not keep:
             bench_project_delete(project)

@@ -213,12 +213,32 @@ class MemoryMergeSerializer(serializers.Serializer):
         return unit.canonical_text if unit is not None else None
 
 
-class MemoryResolveSerializer(serializers.Serializer):
+class DistinctionTermsSerializer(serializers.Serializer):
+    """Optional: the terms that make the fact different ("wool" / "linen"), taught to the registry as a
+    term distinction; both or neither."""
+
+    unit_term = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="", help_text="the InfoUnit's word(s)"
+    )
+    fact_term = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="the fact's word(s) in their place",
+    )
+
+
+def distinction_terms(data: dict[str, Any]) -> tuple[str, str] | None:
+    return (data["unit_term"], data["fact_term"]) if data["unit_term"] or data["fact_term"] else None
+
+
+class MemoryResolveSerializer(DistinctionTermsSerializer):
     decision = serializers.ChoiceField(choices=[("SAME", "same fact"), ("DIFFERENT", "different fact")])
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
-class MemoryDetachSerializer(serializers.Serializer):
+class MemoryDetachSerializer(DistinctionTermsSerializer):
     reason = serializers.CharField(max_length=500, help_text="why this fact is not the unit's")
 
 
@@ -233,6 +253,28 @@ class MemoryResolveResultSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     review_status = serializers.CharField()
     unit = serializers.IntegerField(source="unit_id", allow_null=True)
+
+
+class MemoryDistinctionSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    first = serializers.CharField(help_text="a term (normalized; first < second)")
+    second = serializers.CharField(help_text="the term it names a different thing from")
+    reason = serializers.CharField()
+    attempt = serializers.IntegerField(
+        source="attempt_id", allow_null=True, help_text="the attempt that taught it"
+    )
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class MemoryDistinctSetSerializer(serializers.Serializer):
+    terms = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        min_length=2,
+        max_length=20,
+        help_text="terms that name different things; every pair becomes a term distinction",
+    )
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
 class ShadowLabelSerializer(serializers.Serializer):

@@ -20,7 +20,7 @@ from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import viewsets
+from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
@@ -279,6 +279,7 @@ class MemoryMergeViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
             decision=data["decision"],
             actor=request.user,
             reason=data["reason"],
+            terms=s.distinction_terms(data),
         )
         return Response(s.MemoryResolveResultSerializer(attempt).data)
 
@@ -298,7 +299,9 @@ class MemoryEvidenceViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
 
         data = _valid(s.MemoryDetachSerializer, request.data)
         evidence = info_evidence_get(project=self.project, pk=int(pk))
-        unit = info_evidence_detach(evidence=evidence, actor=request.user, reason=data["reason"])
+        unit = info_evidence_detach(
+            evidence=evidence, actor=request.user, reason=data["reason"], terms=s.distinction_terms(data)
+        )
         return Response(
             s.MemoryDetachResultSerializer(
                 {
@@ -309,6 +312,44 @@ class MemoryEvidenceViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
                 }
             ).data
         )
+
+
+@extend_schema(parameters=[PROJECT_PARAM])
+class MemoryDistinctionViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
+    """Term distinctions reviewers taught the Info Registry (``memory.distinctions``): list, forget."""
+
+    serializer_class = s.MemoryDistinctionSerializer
+    lookup_value_regex = r"\d+"
+
+    def list(self, request: Request, project: str) -> Response:
+        from memory.selectors import term_distinction_list
+
+        page = self.paginate_queryset(term_distinction_list(project=self.project))
+        return self.get_paginated_response(s.MemoryDistinctionSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=s.MemoryDistinctSetSerializer, responses={201: s.MemoryDistinctionSerializer(many=True)}
+    )
+    def create(self, request: Request, project: str) -> Response:
+        """Declare a set of mutually distinct terms: every new pair is returned."""
+        from memory.services import term_distinctions_declare
+
+        data = _valid(s.MemoryDistinctSetSerializer, request.data)
+        created = term_distinctions_declare(
+            project=self.project, terms=data["terms"], actor=request.user, reason=data["reason"]
+        )
+        return Response(
+            s.MemoryDistinctionSerializer(created, many=True).data, status=status.HTTP_201_CREATED
+        )
+
+    def destroy(self, request: Request, project: str, pk: str) -> Response:
+        from memory.selectors import term_distinction_get
+        from memory.services import term_distinction_delete
+
+        term_distinction_delete(
+            distinction=term_distinction_get(project=self.project, pk=int(pk)), actor=request.user
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 @extend_schema(parameters=[PROJECT_PARAM])

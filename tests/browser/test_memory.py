@@ -1,5 +1,6 @@
 """End to end in real Chromium: a reviewer browses memory by user and InfoType, opens an InfoUnit with
-its evidence, resolves an UNSURE item from the staging list, then undoes that merge on the unit page."""
+its evidence, resolves an UNSURE item from the staging list, then undoes that merge on the unit page,
+naming the terms that differ, and finds (and forgets) the distinction it taught."""
 
 from __future__ import annotations
 
@@ -89,6 +90,9 @@ def test_reviewer_browses_memory_and_resolves_an_unsure_item(ui, login, live_ser
     expect(rows.filter(has_text="maintenance windows")).to_contain_text("founded the unit")
     row = rows.filter(has_text="Schedule this customer")
     row.get_by_label("Reason").fill("a one-off schedule, not the standing preference")
+    row.get_by_label("Unit's term").fill("windows")  # what differs: taught to the registry
+    row.get_by_label("Fact's term").fill("schedule")
+    screenshot("memory-detach-terms")
     row.get_by_role("button", name="Detach").click()
 
     expect(page.locator("#evidence-table tbody tr")).to_have_count(1)  # the page after the redirect
@@ -98,4 +102,17 @@ def test_reviewer_browses_memory_and_resolves_an_unsure_item(ui, login, live_ser
     screenshot("memory-detach")
     staged.refresh_from_db()
     assert (staged.review_status, staged.unit_id) == (RegistryAttempt.Review.DIFFERENT, new.pk)
+
+    # The distinction it taught is listed under Distinctions, where a reviewer can forget it.
+    page.get_by_role("navigation", name="Project sections").get_by_role("link", name="Memory").click()
+    page.get_by_role("link", name="Distinctions").click()
+    taught = page.locator("#distinction-table tbody tr")
+    expect(taught).to_have_count(1)
+    expect(taught).to_contain_text("schedule")
+    expect(taught).to_contain_text("windows")
+    expect(taught).to_contain_text("viv-reviewer")
+    screenshot("memory-distinctions")
+    taught.get_by_role("button", name="Forget schedule ≠ windows").click()
+    expect(page.locator(".flash-success")).to_contain_text("Forgot the distinction schedule ≠ windows")
+    expect(page.get_by_text("No distinction taught yet.")).to_be_visible()
     assert ui.external_requests == []

@@ -66,6 +66,30 @@ def test_latency_mode_prefills_and_times_real_writes():
     assert InfoUnit.objects.count() == 0
 
 
+def test_latency_mode_can_prefill_term_distinctions():
+    from memory.models import TermDistinction
+
+    out = io.StringIO()
+
+    call_command(
+        "bench_registry",
+        "--units",
+        "80",
+        "--writes",
+        "2",
+        "--units-per-key",
+        "40",
+        "--distinctions",
+        "30",
+        stdout=out,
+    )
+
+    text = out.getvalue()
+    assert "pre-filled 30 term distinctions" in text
+    assert text.strip().splitlines()[-1].endswith(" distinctions=30")
+    assert not TermDistinction.objects.exists()  # deleted with the benchmark project
+
+
 @pytest.mark.parametrize("content", ["{}", '[{"a": "x", "b": "y"}]', '[{"a": "x", "b": "y", "same": "yes"}]'])
 def test_malformed_pair_files_are_refused(tmp_path, content):
     path = tmp_path / "bad.json"

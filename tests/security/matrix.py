@@ -146,6 +146,9 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "memory:evidence_detach": {"POST": UI_REVIEW},
     "memory:staging": {"GET": UI_READ},
     "memory:staging_resolve": {"POST": UI_REVIEW},
+    "memory:distinctions": {"GET": UI_READ},
+    "memory:distinction_declare": {"POST": UI_REVIEW},
+    "memory:distinction_delete": {"POST": UI_REVIEW},
     # review API: proposals and the other review lists
     "proposal-list": {"GET": API_REVIEW_READ},
     "proposal-detail": {"GET": API_REVIEW_READ},
@@ -164,6 +167,8 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "review-memory-merge-list": {"GET": API_REVIEW_READ},
     "review-memory-merge-resolve": {"POST": API_REVIEW},
     "review-memory-evidence-detach": {"POST": API_REVIEW},
+    "review-memory-distinction-list": {"GET": API_REVIEW_READ, "POST": API_REVIEW},
+    "review-memory-distinction-detail": {"DELETE": API_REVIEW},
     "review-shadow-label-list": {"GET": API_REVIEW_READ},
     "review-shadow-label-activate": {"POST": API_REVIEW},
     # review pages
@@ -204,6 +209,7 @@ PROBED_WITHOUT_OBJECT = frozenset(
         "memory:unit_promote",
         "memory:evidence_detach",
         "memory:staging_resolve",
+        "memory:distinction_delete",
         "review:proposal_detail",
         "review:proposal_edit",
         "review:proposal_approve",
@@ -214,6 +220,7 @@ PROBED_WITHOUT_OBJECT = frozenset(
         "review:proposal_assign",
         "review:merge_resolve",
         "review-memory-evidence-detach",
+        "review-memory-distinction-detail",
     }
 )
 

@@ -63,6 +63,7 @@ def _values(world: dict[str, Any]) -> dict[str, str]:
         "node_id": "N-invoice-download",
         "version": "1",
         "request_id": world["request_id"],
+        "distinction_id": "999999",  # no term distinction exists: PROBED_WITHOUT_OBJECT
         **world["memory"],
     }
 

@@ -44,6 +44,9 @@ class Command(BaseCommand):
         parser.add_argument("--units", type=int, default=0, help="pre-fill this many InfoUnits, time writes")
         parser.add_argument("--writes", type=int, default=300, help="real writes timed in --units mode")
         parser.add_argument("--units-per-key", type=int, default=100, help="InfoUnits per pre-filled InfoKey")
+        parser.add_argument(
+            "--distinctions", type=int, default=0, help="term distinctions pre-filled in --units mode"
+        )
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--keep", action="store_true", help="keep the benchmark project")
         parser.add_argument(
@@ -53,7 +56,9 @@ class Command(BaseCommand):
             "--cross", action="store_true", help="use the pair cross-encoder's grey-zone check for this run"
         )
         parser.add_argument(
-            "--promote", action="store_true", help="promote staged pairs nothing distinguishes (off by default)"
+            "--promote",
+            action="store_true",
+            help="promote staged pairs nothing distinguishes (off by default)",
         )
         parser.add_argument(
             "--cross-demote", type=float, help="with --cross: this demote bar, not the default"
@@ -67,6 +72,8 @@ class Command(BaseCommand):
             raise CommandError("give --pairs PAIRS.json and/or --units N")
         if options["units"] < 0 or options["writes"] < 1 or options["units_per_key"] < 1:
             raise CommandError("--units ≥ 0, --writes ≥ 1 and --units-per-key ≥ 1")
+        if options["distinctions"] < 0:
+            raise CommandError("--distinctions ≥ 0")
         from memory import comparator
 
         previous = comparator.LEARNED_DEFAULT, comparator.CROSS_DEFAULT
@@ -108,6 +115,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 report=report,
                 keep=options["keep"],
+                distinctions=options["distinctions"],
             )
             report(f"decisions: {json.dumps(dict(latency.decisions), sort_keys=True)}")
             report(latency.summary())

@@ -15,6 +15,7 @@ from .reader import FORMAT
 
 def pack_export(*, project: Project) -> dict[str, Any]:
     """The project's core knowledge and graph as a pack mapping (see docs/knowledge-pack-format.md)."""
+    from memory.models import TermDistinction
     from ontology.pack_graph import alias_to_pack, edge_to_pack, node_to_pack
     from ontology.store import get_graph_store
 
@@ -64,6 +65,10 @@ def pack_export(*, project: Project) -> dict[str, Any]:
             for r in Role.objects.filter(project=project)
             .select_related("policy", "default_typology")
             .order_by("key")
+        ],
+        "distinct_terms": [
+            {"terms": [d.first, d.second], "reason": d.reason}
+            for d in TermDistinction.objects.filter(project=project).order_by("first", "second")
         ],
         "nodes": [node_to_pack(n) for n in graph.nodes],
         "edges": [edge_to_pack(e) for e in graph.edges],

@@ -70,6 +70,7 @@ SHAPES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "policy": (_TEXT, True),
         "default_typology": (_OPT_TEXT, False),
     },
+    "distinct_terms": {"terms": (_LIST, True), "reason": (_OPT_TEXT, False)},
 }
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -168,6 +169,38 @@ def _pack_view(doc: PackDocument) -> TaxonomyView:
     )
 
 
+def _distinct_pairs(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """The sorted term pairs of one ``distinct_terms`` item (its terms normalized, duplicates dropped)."""
+    from memory.distinctions import term_normalize
+
+    terms = list(dict.fromkeys(term_normalize(t) for t in item["terms"] if isinstance(t, str)))
+    return [tuple(sorted((a, b))) for i, a in enumerate(terms) for b in terms[i + 1 :]]  # type: ignore[misc]
+
+
+def _check_distinct_terms(doc: PackDocument, out: ViolationCollector) -> None:
+    """Each ``distinct_terms`` item: 2–20 different terms, each a word or a short phrase."""
+    from memory.distinctions import term_normalize, term_problem
+    from memory.services import DISTINCT_SET_MAX
+
+    for i, item in enumerate(doc.section("distinct_terms")):
+        where = doc.where(f"distinct_terms[{i}].terms")
+        given = item["terms"]
+        normalized = []
+        for j, term in enumerate(given):
+            problem = term_problem(term_normalize(term), term) if isinstance(term, str) else "must be text"
+            if problem:
+                out.add("pack.distinct_terms", f"distinct_terms[{i}].terms[{j}]: {problem}", "terms", where)
+            else:
+                normalized.append(term_normalize(term))
+        if len(set(normalized)) < 2 or len(set(normalized)) > DISTINCT_SET_MAX:
+            out.add(
+                "pack.distinct_terms",
+                f"distinct_terms[{i}]: give 2 to {DISTINCT_SET_MAX} different terms",
+                "terms",
+                where,
+            )
+
+
 def _typology_data(item: dict[str, Any]) -> dict[str, Any]:
     data = {**typology_defaults(), **item}
     data["weights"] = {**typology_defaults()["weights"], **(item.get("weights") or {})}
@@ -244,6 +277,7 @@ def pack_validate(doc: PackDocument, *, project: Project | None) -> list[Violati
                 "default_typology",
                 doc.where(f"roles[{i}].default_typology"),
             )
+    _check_distinct_terms(doc, out)
     if project is not None:
         _check_against_existing(project, view, out)
     from ontology.pack_graph import graph_locations
@@ -315,6 +349,8 @@ def pack_import(
         result = PackImportResult(project=project)
         _write_taxonomy(doc, project, result, progress)
         _write_profiles(doc, project, result, progress)
+        if "distinct_terms" in doc.data:
+            _write_distinct_terms(doc, project, result)
         progress("graph", 0, 1)
         from ontology.store import get_graph_store
 
@@ -433,6 +469,21 @@ def _write_profiles(
         role.default_typology = typologies.get(item.get("default_typology") or "")
         role.save()
         _count(result, "roles", is_new)
+
+
+def _write_distinct_terms(doc: PackDocument, project: Project, result: PackImportResult) -> None:
+    """Replace the project's memory term distinctions (``memory.distinctions``) by the pack's."""
+    from memory.models import TermDistinction
+
+    TermDistinction.objects.filter(project=project).delete()
+    pairs: dict[tuple[str, str], str] = {}
+    for item in doc.section("distinct_terms"):
+        for pair in _distinct_pairs(item):
+            pairs.setdefault(pair, item.get("reason") or "")
+    TermDistinction.objects.bulk_create(
+        [TermDistinction(project=project, first=a, second=b, reason=r[:500]) for (a, b), r in pairs.items()]
+    )
+    result.created["distinct_terms"] = len(pairs)
 
 
 def _count(result: PackImportResult, kind: str, is_new: bool) -> None:

@@ -28,6 +28,8 @@ SECTIONS = (
     "edges",
     "aliases",
 )
+# sections a pack may leave out: absent, the project's rows of that kind are kept as they are
+OPTIONAL_SECTIONS = ("distinct_terms",)
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def pack_parse(text: str, *, source: str = "<pack>", fmt: str | None = None) -> 
                 location=f"{source}:{lines.get('format', 1)}",
             )
         )
-    for name in SECTIONS:
+    for name in SECTIONS + OPTIONAL_SECTIONS:
         if name in data and data[name] is not None and not isinstance(data[name], list):
             raise RuleViolation(
                 Violation("pack.shape", f"'{name}' must be a list", location=f"{source} ({name})")

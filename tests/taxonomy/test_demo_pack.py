@@ -30,7 +30,9 @@ def test_demo_pack_imports_and_has_the_promised_size():
     assert roles.count() >= 3
     assert len({r.policy_id for r in roles}) >= 3
     policies = Policy.objects.filter(project=project)
-    signatures = {(tuple(p.allowed_labels), tuple(p.forbidden_labels), tuple(p.forbidden_node_types)) for p in policies}
+    signatures = {
+        (tuple(p.allowed_labels), tuple(p.forbidden_labels), tuple(p.forbidden_node_types)) for p in policies
+    }
     assert len(signatures) == policies.count()  # the policies really differ
     pack = pack_export(project=project)
     types = Counter(node["type"] for node in pack["nodes"])
@@ -50,3 +52,19 @@ def test_demo_pack_round_trips_exactly():
     second = pack_export(project=Project.objects.get(slug="acme-copy"))
     second["project"] = first["project"]
     assert second == first
+
+
+@pytest.mark.django_db
+def test_demo_pack_declares_distinct_terms_the_registry_applies():
+    from memory.models import TermDistinction
+
+    pack_import(pack_read(DEMO))
+
+    pairs = set(TermDistinction.objects.values_list("first", "second"))
+    assert {
+        ("bank transfer", "card"),
+        ("card", "paypal"),
+        ("pro plan", "team plan"),
+        ("enterprise plan", "hobby plan"),
+    } <= pairs
+    assert len(pairs) == 3 + 3 + 6

@@ -134,6 +134,18 @@ BAD_PACKS = {
         lambda d: d["typologies"].append(dict(d["typologies"][0], key="other")),
         "pack.typology_default",
     ),
+    "one_distinct_term": (
+        lambda d: d.update(distinct_terms=[{"terms": ["wool", "Wool"]}]),
+        "pack.distinct_terms",
+    ),
+    "sentence_as_distinct_term": (
+        lambda d: d.update(distinct_terms=[{"terms": ["wool", "the customer wants linen sweaters"]}]),
+        "pack.distinct_terms",
+    ),
+    "distinct_terms_not_a_list": (
+        lambda d: d.update(distinct_terms=[{"terms": "wool, linen"}]),
+        "pack.shape",
+    ),
 }
 
 
@@ -241,3 +253,27 @@ def test_cli_shows_a_progress_bar(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "labels: 100%" in proc.stderr.replace("  ", " ").replace("   ", " ") or "100%" in proc.stderr
     assert "project tiny" in proc.stdout
+
+
+def test_distinct_terms_round_trip_and_an_absent_section_keeps_them():
+    from memory.models import TermDistinction
+
+    data = _small()
+    data["distinct_terms"] = [{"terms": ["Wool", "linen", "cotton"], "reason": "fabrics"}]
+    result = _import_text(data, source="fabrics.yaml")
+    assert result.created["distinct_terms"] == 3
+    first = pack_export(project=Project.objects.get(slug="tiny"))
+    assert first["distinct_terms"] == [
+        {"terms": ["cotton", "linen"], "reason": "fabrics"},
+        {"terms": ["cotton", "wool"], "reason": "fabrics"},
+        {"terms": ["linen", "wool"], "reason": "fabrics"},
+    ]
+    pack_import(pack_parse(pack_dump(first), source="export.yaml"), project_slug="tiny-copy")
+    second = pack_export(project=Project.objects.get(slug="tiny-copy"))
+    assert second["distinct_terms"] == first["distinct_terms"]
+
+    pack_import(pack_read(SMALL))  # the small pack has no distinct_terms section: kept as they are
+    assert TermDistinction.objects.filter(project__slug="tiny").count() == 3
+    data["distinct_terms"] = []  # written empty: none
+    _import_text(data)
+    assert not TermDistinction.objects.filter(project__slug="tiny").exists()

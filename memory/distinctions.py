@@ -17,6 +17,10 @@ and the other mentions the second and not the first. The registry then judges th
 rules said: the reviewer's word outranks the rules, never the other way round. A pair that mentions
 both terms on one side, or neither, is left to the rules.
 
+A term is a word or a short phrase (≤ 4 words, ≤ 60 characters normalized) and never personal data:
+a distinction is shared by the whole project, so the Memory Guard's detector refuses a term in which it
+finds any (``term_problem``), as it refuses PII in a GLOBAL memory.
+
 A distinction only ever keeps facts apart, so a wrong one costs duplicates (two units for one fact,
 which the staging list and Detach can mend), never a silent false merge.
 """
@@ -63,6 +67,10 @@ def term_problem(term: str, given: str = "") -> str:
         return f"a term is at most {TERM_MAX_CHARS} characters"
     if len(term.split()) > TERM_MAX_WORDS:
         return f"a term is at most {TERM_MAX_WORDS} words: the words that differ, not the sentence"
+    from .pii import detect  # a distinction is shared by the whole project, like a GLOBAL memory
+
+    if found := sorted({f.type for f in detect(given or term)}):
+        return f"a term may not hold personal data ({', '.join(found)} found)"
     return ""
 
 

@@ -128,6 +128,7 @@ def test_forgetting_a_distinction_leaves_later_pairs_to_the_rules(mem, false_mer
         (("sweaters", "linen"), "unit_term", "must say “sweaters”"),  # the fact says sweaters too
         (("wool", "a b c d e"), "fact_term", "at most 4 words"),
         (("wool", "?!"), "fact_term", "a word or a short phrase"),
+        (("wool", "Jane Doe"), "fact_term", "personal data (PERSON found)"),
     ],
 )
 def test_bad_terms_are_refused_with_the_field_and_nothing_is_written(

@@ -36,6 +36,7 @@ from .canonical import STOPWORDS, normalize
 
 TERM_MAX_CHARS = 60
 TERM_MAX_WORDS = 4
+SET_MAX_TERMS = 20  # terms of one declared set: at most 190 distinctions
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[.:/_-][a-z0-9]+)*%?")
 
 
@@ -53,7 +54,7 @@ class Distinction:
 
 
 def term_normalize(text: str) -> str:
-    """The normalized form of a reviewer's term ("Window Seats" → "window seats"); "" when it has no words."""
+    """The normalized form of a reviewer's term ("Window Seats" → "window seats"); "" without words."""
     return " ".join(_WORD_RE.findall(normalize(text or "")))
 
 
@@ -94,6 +95,34 @@ def separates(distinction: Distinction, one: str, other: str) -> bool:
     return (one_a and not one_b and other_b and not other_a) or (
         one_b and not one_a and other_a and not other_b
     )
+
+
+def term_set(given: Iterable[object]) -> tuple[list[str], list[str]]:
+    """A declared set of mutually distinct terms (the Distinctions page, the review API, a pack's
+    ``distinct_terms``): its normalized terms, duplicates and blanks dropped, and the problems that
+    refuse it — a term that is not a word or a short phrase (``term_problem``), or fewer than 2 or more
+    than ``SET_MAX_TERMS`` different terms."""
+    terms: list[str] = []
+    problems: list[str] = []
+    for raw in given:
+        if not isinstance(raw, str):
+            problems.append(f"{raw!r}: a term is text")
+            continue
+        if not raw.strip():
+            continue
+        term = term_normalize(raw)
+        if problem := term_problem(term, raw.strip()):
+            problems.append(f"“{raw.strip()}”: {problem}")
+        elif term not in terms:
+            terms.append(term)
+    if not problems and not 2 <= len(terms) <= SET_MAX_TERMS:
+        problems.append(f"give 2 to {SET_MAX_TERMS} different terms ({len(terms)} given)")
+    return terms, problems
+
+
+def term_pairs(terms: list[str]) -> list[Distinction]:
+    """Every pair of ``terms`` as a distinction (each pair in sorted order)."""
+    return [Distinction(*sorted((a, b))) for i, a in enumerate(terms) for b in terms[i + 1 :]]
 
 
 class Distinctions:

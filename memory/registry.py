@@ -10,7 +10,8 @@
 3. **decision** — the comparator (``memory.comparator.compare``) on each candidate, best cosine first:
    a pair the project's reviewers taught apart (``memory.distinctions``) is DIFFERENT whatever the
    comparator said; the first SAME is a MATCH (evidence attached, reliability updated), else the best
-   UNSURE is staged, else NEW; a NEW that hits the unique (InfoKey, canonical digest) constraint becomes a MATCH;
+   UNSURE is staged, else NEW; a NEW that hits the unique (InfoKey, canonical digest) constraint becomes
+   a MATCH;
 4. **log** — one ``RegistryAttempt`` with InfoKey, LabelPath_current, top-K + scores, decision, method,
    flags (§2.10.5.10).
 

@@ -14,7 +14,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from arg_platform.errors import NotFound
 from projects.models import Project
 
-from .distinctions import Distinction, Distinctions
+from .distinctions import Distinction, Distinctions, suggestions
 from .edges import Hit, expand, graph_rerank
 from .models import (
     EpisodicMemory,
@@ -167,6 +167,16 @@ def registry_attempt_get(*, project: Project, pk: int) -> RegistryAttempt:
     if attempt is None:
         raise NotFound(f"registry attempt #{pk} not found")
     return attempt
+
+
+def term_hints_annotate(attempts: Iterable[RegistryAttempt]) -> None:
+    """Give each staged attempt ``unit_words`` / ``fact_words``: the words its candidate unit and its
+    fact each have and the other lacks (``memory.distinctions.suggestions``), the hints a "different
+    fact" form offers for the terms that differ (the staging list and the review queue's merge list)."""
+    for attempt in attempts:
+        statement = attempt.candidate_unit.canonical_statement if attempt.candidate_unit else ""
+        hints = suggestions(statement, attempt.episode.text)
+        attempt.unit_words, attempt.fact_words = hints  # type: ignore[attr-defined]
 
 
 def term_distinction_list(*, project: Project) -> QuerySet[TermDistinction]:

@@ -28,7 +28,7 @@ from projects.models import Project
 from . import pii
 from .canonical import Canonical, InfoType, canonicalize, classify_info_type, normalize
 from .comparator import DEFAULT_PARAMS, Method, RegistryParams
-from .distinctions import Distinction, separates, term_normalize, term_problem
+from .distinctions import Distinction, separates, term_normalize, term_pairs, term_problem, term_set
 from .edges import edges_for_new_episode
 from .models import (
     EpisodicMemory,
@@ -438,9 +438,6 @@ def _distinction_learn(
     return row
 
 
-DISTINCT_SET_MAX = 20  # terms of one declared set: at most 190 distinctions
-
-
 @transaction.atomic
 def term_distinctions_declare(
     *, project: Project, terms: Sequence[str], actor: Any, reason: str = ""
@@ -450,34 +447,21 @@ def term_distinctions_declare(
     detached a wrong merge of each pair. Pairs already taught are kept as they are. Returns the
     distinctions created.
 
-    Refused (``RuleViolation`` rule ``memory.distinction``, field ``terms``; nothing written): fewer
-    than two different terms, more than ``DISTINCT_SET_MAX``, or a term that is not a word or a short
-    phrase (see ``memory.distinctions.term_problem``)."""
-    errors = ViolationCollector()
-    normalized: list[str] = []
-    for given in (t.strip() for t in terms if t and t.strip()):
-        term = term_normalize(given)
-        if problem := term_problem(term, given):
-            errors.add("memory.distinction", f"“{given}”: {problem}", "terms")
-        elif term not in normalized:
-            normalized.append(term)
-    if not errors.violations and len(normalized) < 2:
-        errors.add("memory.distinction", "give at least two different terms", "terms")
-    if len(normalized) > DISTINCT_SET_MAX:
-        errors.add("memory.distinction", f"at most {DISTINCT_SET_MAX} terms in one set", "terms")
-    errors.raise_if_any()
+    Refused (``RuleViolation`` rule ``memory.distinction``, field ``terms``; nothing written) for the
+    problems ``memory.distinctions.term_set`` finds."""
+    normalized, problems = term_set(terms)
+    if problems:
+        raise RuleViolation([Violation("memory.distinction", problem, "terms") for problem in problems])
     created: list[TermDistinction] = []
-    for i, one in enumerate(normalized):
-        for other in normalized[i + 1 :]:
-            first, second = sorted((one, other))
-            row, new = TermDistinction.objects.get_or_create(
-                project=project,
-                first=first,
-                second=second,
-                defaults={"reason": (reason or "declared as distinct")[:500], "created_by": _person(actor)},
-            )
-            if new:
-                created.append(row)
+    for pair in term_pairs(normalized):
+        row, new = TermDistinction.objects.get_or_create(
+            project=project,
+            first=pair.first,
+            second=pair.second,
+            defaults={"reason": (reason or "declared as distinct")[:500], "created_by": _person(actor)},
+        )
+        if new:
+            created.append(row)
     audit_record(
         project=project,
         actor=actor,

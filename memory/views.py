@@ -41,9 +41,7 @@ def _page(request: HttpRequest, items: Any) -> Any:
 def _staging_page(request: HttpRequest, attempts: Any) -> Any:
     """A page of the staging list, each attempt with its term hints (see ``distinctions.suggestions``)."""
     page = _page(request, attempts)
-    for attempt in page.object_list:
-        statement = attempt.candidate_unit.canonical_statement if attempt.candidate_unit else ""
-        attempt.unit_words, attempt.fact_words = suggestions(statement, attempt.episode.text)
+    selectors.term_hints_annotate(page.object_list)
     return page
 
 

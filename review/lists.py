@@ -90,15 +90,12 @@ def silent_label(request: HttpRequest, access: ProjectAccess, request_id: str) -
 def _merge_page(
     request: HttpRequest, access: ProjectAccess, *, status: int = 200, bound: tuple[int, Any] | None = None
 ) -> HttpResponse:
-    from memory.distinctions import suggestions
-    from memory.selectors import registry_unsure_list
+    from memory.selectors import registry_unsure_list, term_hints_annotate
 
     page = Paginator(registry_unsure_list(project=access.project), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    for attempt in page.object_list:  # the term hints of a "different fact" (memory.distinctions)
-        statement = attempt.candidate_unit.canonical_statement if attempt.candidate_unit else ""
-        attempt.unit_words, attempt.fact_words = suggestions(statement, attempt.episode.text)
+    term_hints_annotate(page.object_list)
     rows = [
         {
             "attempt": attempt,

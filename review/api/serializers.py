@@ -7,6 +7,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from memory.distinctions import SET_MAX_TERMS
+
 from ..models import Proposal, ProposalDecision
 
 JSON_OBJECT = serializers.JSONField
@@ -271,7 +273,7 @@ class MemoryDistinctSetSerializer(serializers.Serializer):
     terms = serializers.ListField(
         child=serializers.CharField(max_length=200),
         min_length=2,
-        max_length=20,
+        max_length=SET_MAX_TERMS,
         help_text="terms that name different things; every pair becomes a term distinction",
     )
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")

@@ -5,7 +5,7 @@ both), a proposal with its changeset, evidence, replay and decisions, its ``prev
 would change in the draft), and the verbs ``claim``, ``assign``, ``approve``, ``reject``,
 ``request-changes``, ``defer``, ``edit``; ``proposals/apply-approved/`` publishes the approved batch.
 ``review/`` holds the other lists: ``silent-samples/`` (+ ``label``), ``memory-merges/`` (+ ``resolve``),
-``memory-evidence/<id>/detach`` (undo a wrong merge),
+``memory-evidence/<id>/detach`` (undo a wrong merge), ``memory-distinctions/`` (list, declare, delete),
 ``shadow-labels/`` (+ ``activate``) and ``inbox/`` (what awaits a reviewer).
 
 People only: reading needs REVIEW or CURATE (reviewers, experts, admins), deciding needs REVIEW,

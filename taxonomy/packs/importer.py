@@ -169,35 +169,17 @@ def _pack_view(doc: PackDocument) -> TaxonomyView:
     )
 
 
-def _distinct_pairs(item: dict[str, Any]) -> list[tuple[str, str]]:
-    """The sorted term pairs of one ``distinct_terms`` item (its terms normalized, duplicates dropped)."""
-    from memory.distinctions import term_normalize
-
-    terms = list(dict.fromkeys(term_normalize(t) for t in item["terms"] if isinstance(t, str)))
-    return [tuple(sorted((a, b))) for i, a in enumerate(terms) for b in terms[i + 1 :]]  # type: ignore[misc]
-
-
 def _check_distinct_terms(doc: PackDocument, out: ViolationCollector) -> None:
-    """Each ``distinct_terms`` item: 2–20 different terms, each a word or a short phrase."""
-    from memory.distinctions import term_normalize, term_problem
-    from memory.services import DISTINCT_SET_MAX
+    """Each ``distinct_terms`` item is a set ``memory.distinctions.term_set`` accepts."""
+    from memory.distinctions import term_set
 
     for i, item in enumerate(doc.section("distinct_terms")):
-        where = doc.where(f"distinct_terms[{i}].terms")
-        given = item["terms"]
-        normalized = []
-        for j, term in enumerate(given):
-            problem = term_problem(term_normalize(term), term) if isinstance(term, str) else "must be text"
-            if problem:
-                out.add("pack.distinct_terms", f"distinct_terms[{i}].terms[{j}]: {problem}", "terms", where)
-            else:
-                normalized.append(term_normalize(term))
-        if len(set(normalized)) < 2 or len(set(normalized)) > DISTINCT_SET_MAX:
+        for problem in term_set(item["terms"])[1]:
             out.add(
                 "pack.distinct_terms",
-                f"distinct_terms[{i}]: give 2 to {DISTINCT_SET_MAX} different terms",
+                f"distinct_terms[{i}]: {problem}",
                 "terms",
-                where,
+                doc.where(f"distinct_terms[{i}].terms"),
             )
 
 
@@ -473,13 +455,14 @@ def _write_profiles(
 
 def _write_distinct_terms(doc: PackDocument, project: Project, result: PackImportResult) -> None:
     """Replace the project's memory term distinctions (``memory.distinctions``) by the pack's."""
+    from memory.distinctions import term_pairs, term_set
     from memory.models import TermDistinction
 
     TermDistinction.objects.filter(project=project).delete()
     pairs: dict[tuple[str, str], str] = {}
     for item in doc.section("distinct_terms"):
-        for pair in _distinct_pairs(item):
-            pairs.setdefault(pair, item.get("reason") or "")
+        for pair in term_pairs(term_set(item["terms"])[0]):
+            pairs.setdefault((pair.first, pair.second), item.get("reason") or "")
     TermDistinction.objects.bulk_create(
         [TermDistinction(project=project, first=a, second=b, reason=r[:500]) for (a, b), r in pairs.items()]
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arg_platform.metrics import inference_observe
-from arg_platform.rows import insert_row
+from arg_platform.rows import insert_row, storable_text
 
 from .contracts import OutcomeKind, plain
 from .models import InferenceLog
@@ -51,7 +51,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
             role_key=(envelope.role_key if envelope else request.context.role) or "",
             typology_key=(envelope.typology_key if envelope else request.context.typology) or "",
             session_id=request.context.session_id or "",
-            prompt=request.prompt[:20_000],
+            prompt=storable_text(request.prompt[:20_000]),
             language=envelope.language if envelope else "",
             context={
                 k: (str(v) if v is not None and k == "timestamp" else v)
@@ -84,10 +84,10 @@ def log_result(result: InferenceResult) -> InferenceLog:
             c_info=outcome.c_info if outcome else None,
             active_check=_json(outcome.active_check) if outcome and outcome.active_check else {},
             outcome_status=_status(result),
-            answer=outcome.answer if outcome else "",
+            answer=storable_text(outcome.answer) if outcome else "",
             outcome_details=_plain(outcome.details) if outcome else {},
             timings_ms=result.timings_ms,
-            error=(result.error.message[:500] if result.error else ""),
+            error=storable_text(result.error.message[:500]) if result.error else "",
         )
     )
     inference_observe(

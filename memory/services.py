@@ -521,7 +521,7 @@ def registry_unsure_resolve(
         raise NotFound(f"registry attempt #{attempt.pk} not found")
     info_key = InfoKey.objects.select_for_update().get(pk=info_key_id)
     attempt = (
-        RegistryAttempt.objects.select_for_update().select_related("episode", "info_key").get(pk=attempt.pk)
+        RegistryAttempt.objects.select_for_update(of=("self",)).select_related("episode", "info_key").get(pk=attempt.pk)
     )
     if decision not in (RegistryAttempt.Review.SAME, RegistryAttempt.Review.DIFFERENT):
         raise RuleViolation(Violation("memory.review_decision", "decide SAME or DIFFERENT", "decision"))
@@ -633,7 +633,7 @@ def info_evidence_detach(
     # the InfoKey first, as every registry write takes it, then the rows under it: no lock-order inversion
     info_key = InfoKey.objects.select_for_update().get(pk=found)
     evidence = (
-        InfoEvidence.objects.select_for_update()
+        InfoEvidence.objects.select_for_update(of=("self",))
         .select_related("episode", "attempt")
         .filter(pk=evidence.pk)
         .first()

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system packages the test suite needs when they are missing: Debian's Chromium and
-# ChromeDriver (browser tests; never a browser download) and Node.js with npm (the Cypher linter).
+# ChromeDriver (browser tests; never a browser download), Node.js with npm (the Cypher linter) and
+# PostgreSQL (the suite's second pass runs on it: scripts/with-postgres.sh).
 set -euo pipefail
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -269,7 +269,7 @@ def label_update(
     reason: str = "",
 ) -> Label:
     """Rename or edit a label's description, synonyms or examples (its LabelID never changes)."""
-    label = Label.objects.select_for_update().select_related("cluster", "parent").get(pk=label.pk)
+    label = Label.objects.select_for_update(of=("self",)).select_related("cluster", "parent").get(pk=label.pk)
     before = _label_snapshot(label)
     new_name = label.name if name is None else name.strip()
     new_description = label.description if description is None else description
@@ -344,7 +344,7 @@ def label_move(
     A child always lives in its parent's cluster; moving to a root needs ``cluster_key``. The whole
     subtree follows the label into the new cluster. LabelIDs do not change — only current paths.
     """
-    label = Label.objects.select_for_update().select_related("cluster", "parent").get(pk=label.pk)
+    label = Label.objects.select_for_update(of=("self",)).select_related("cluster", "parent").get(pk=label.pk)
     view = taxonomy_view(project=label.project)
     if parent_id:
         parent = view.labels.get(parent_id)
@@ -410,7 +410,7 @@ def label_set_status(*, label: Label, actor: Any, status: str, reason: str = "")
     Deprecating a label requires its children to be deprecated or moved first (children first), and
     removes it from every policy allow-list so no policy keeps a dangling reference.
     """
-    label = Label.objects.select_for_update().select_related("cluster", "parent").get(pk=label.pk)
+    label = Label.objects.select_for_update(of=("self",)).select_related("cluster", "parent").get(pk=label.pk)
     if status not in LabelStatus.values:
         raise RuleViolation(Violation("taxonomy.label_status", f"unknown status {status!r}", "status"))
     if status == label.status:

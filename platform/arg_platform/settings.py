@@ -75,6 +75,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "arg_platform.request_id.RequestIdMiddleware",
     "arg_platform.metrics.MetricsMiddleware",
+    "arg_platform.nul_characters.NulCharacterMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

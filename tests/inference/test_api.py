@@ -3,6 +3,8 @@ first, clear 4xx for bad input, explicit feedback only."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from inference.models import InferenceLog
@@ -62,6 +64,11 @@ def test_blocked_prompt_never_reaches_retrieval(client_app):
         ({"prompt": ""}, "request.prompt_empty"),
         ({"prompt": "x" * 5000}, "request.prompt_size"),
         ({"prompt": "hello\x00world"}, "request.prompt_binary"),
+        ('{"prompt": "hello \\ud800 world"}', "request.prompt"),  # a lone surrogate, as JSON sends it
+        (
+            {"prompt": "hello\x00world", "context": {"history": "no"}},
+            "request.context",
+        ),  # the serializer path
         ({"prompt": "invoice", "context": {"role": "ghost"}}, "request.role_forbidden"),
         ({"prompt": "invoice", "context": {"typology": "nope"}}, "request.typology_unknown"),
         ({"prompt": "invoice", "context": {"history": "not a list"}}, "request.context"),
@@ -70,11 +77,20 @@ def test_blocked_prompt_never_reaches_retrieval(client_app):
 )
 def test_bad_input_is_a_clear_400_and_still_one_log_row(client_app, payload, rule):
     before = InferenceLog.objects.count()
-    resp = client_app.post("/api/v1/infer", payload, format="json")
+    if isinstance(payload, str):  # a raw JSON body
+        resp = client_app.post("/api/v1/infer", data=payload, content_type="application/json")
+        payload = json.loads(payload)
+    else:
+        resp = client_app.post("/api/v1/infer", payload, format="json")
     assert resp.status_code == 400, resp.content
     assert rule in resp.json()["rules"]
     assert InferenceLog.objects.count() == before + 1
-    assert InferenceLog.objects.latest("created_at").error
+    log = InferenceLog.objects.latest("created_at")
+    assert log.error
+    # what no database stores (PostgreSQL refuses NUL in text; no encoding carries a lone surrogate)
+    # is logged as U+FFFD, the rest of the prompt as sent
+    if "prompt" in payload:
+        assert log.prompt == payload["prompt"].replace("\x00", "\ufffd").replace("\ud800", "\ufffd")
 
 
 def test_a_token_without_role_must_name_a_known_role(tiny, token_client):

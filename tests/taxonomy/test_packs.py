@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -213,6 +214,27 @@ def test_malformed_packs(text, rule):
         pack_import(pack_parse(text, source="m.yaml"))
     assert info.value.violations[0].rule == rule
     assert Project.objects.count() == 0
+
+
+def test_characters_no_database_stores_are_refused_where_they_are():
+    """A NUL (PostgreSQL's text type refuses it: the import failed there with a 500) or a lone
+    surrogate, which JSON can spell, is refused with the place of each; nothing is written."""
+    data = _small()
+    data["labels"][0]["name"] = "Bil\x00ling"
+    data["labels"][1]["examples"] = ["fine", "broken \ud800 text"]
+    text = json.dumps(data)  # escaped as \u0000 / \ud800, as a client's JSON would send them
+    assert "\\u0000" in text and "\\ud800" in text
+    with pytest.raises(RuleViolation) as info:
+        pack_import(pack_parse(text, source="bad.json"))
+    assert [v.rule for v in info.value.violations] == ["pack.characters", "pack.characters"]
+    assert [v.location for v in info.value.violations] == [
+        "bad.json (labels[0].name)",
+        "bad.json (labels[1].examples[1])",
+    ]
+    assert Project.objects.count() == 0
+    data["labels"][0]["name"] = "Billing"
+    data["labels"][1]["examples"] = ["fine", "mended text"]
+    assert pack_import(pack_parse(json.dumps(data), source="good.json")).project.slug == "tiny"
 
 
 def test_cli_import_and_export(tmp_path):

@@ -521,7 +521,9 @@ def registry_unsure_resolve(
         raise NotFound(f"registry attempt #{attempt.pk} not found")
     info_key = InfoKey.objects.select_for_update().get(pk=info_key_id)
     attempt = (
-        RegistryAttempt.objects.select_for_update(of=("self",)).select_related("episode", "info_key").get(pk=attempt.pk)
+        RegistryAttempt.objects.select_for_update(of=("self",))
+        .select_related("episode", "info_key")
+        .get(pk=attempt.pk)
     )
     if decision not in (RegistryAttempt.Review.SAME, RegistryAttempt.Review.DIFFERENT):
         raise RuleViolation(Violation("memory.review_decision", "decide SAME or DIFFERENT", "decision"))

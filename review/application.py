@@ -383,7 +383,9 @@ def proposal_apply(*, proposal: Proposal, actor: Any) -> Release:
 
     try:
         with transaction.atomic():
-            locked = Proposal.objects.select_for_update(of=("self",)).select_related("project").get(pk=proposal.pk)
+            locked = (
+                Proposal.objects.select_for_update(of=("self",)).select_related("project").get(pk=proposal.pk)
+            )
             if locked.status == ProposalStatus.APPLIED and locked.applied_release_id:
                 return Release.objects.get(pk=locked.applied_release_id)
             report = _apply_locked(locked, actor)
@@ -423,7 +425,9 @@ def proposals_apply(*, project: Project, proposal_ids: Sequence[int], actor: Any
     with transaction.atomic():
         reports: dict[int, tuple[Proposal, ApplyReport]] = {}
         for proposal_id in proposal_ids:
-            locked = Proposal.objects.select_for_update(of=("self",)).select_related("project").get(pk=proposal_id)
+            locked = (
+                Proposal.objects.select_for_update(of=("self",)).select_related("project").get(pk=proposal_id)
+            )
             if locked.project_id != project.pk:
                 raise RuleViolation(
                     Violation("review.apply_project", "proposal of another project", "proposal")

@@ -55,7 +55,11 @@ def _user(actor: Any) -> Any:
 
 
 def _lock(proposal: Proposal) -> Proposal:
-    return Proposal.objects.select_for_update(of=("self",)).select_related("project", "assignee").get(pk=proposal.pk)
+    return (
+        Proposal.objects.select_for_update(of=("self",))
+        .select_related("project", "assignee")
+        .get(pk=proposal.pk)
+    )
 
 
 def _require_open(proposal: Proposal, verb: str) -> None:

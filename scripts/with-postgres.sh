@@ -25,7 +25,9 @@ if [ "$(id -u)" -eq 0 ]; then
   chown postgres "$dir"
   as_server=(runuser -u postgres --)
 fi
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# a free loopback port (the kernel's choice), or a random high one without a system python
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+  echo $((20000 + RANDOM % 40000)))
 stop() {
   "${as_server[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
   rm -rf "$dir"

@@ -23,11 +23,11 @@ run: venv
 	$(PY) manage.py run_embedded --port $(PORT)
 
 ## test: set up (system packages too) and run the whole suite with the linters: on SQLite (the embedded
-## default), then again without the browser tests on a throwaway PostgreSQL (the production database)
+## default), then again on a throwaway PostgreSQL (the production database)
 test: system-deps venv
 	$(PY) -m ruff check .
 	$(PY) -m pytest
-	bash scripts/with-postgres.sh $(PY) -m pytest -m "not browser" -p no:cacheprovider
+	bash scripts/with-postgres.sh $(PY) -m pytest -p no:cacheprovider
 
 system-deps:
 	bash scripts/ensure-system-deps.sh

@@ -35,10 +35,30 @@ class PromptField(serializers.CharField):
         ]
 
 
+def _has_odd_characters(value: Any) -> bool:
+    """A NUL or lone surrogate in any key or string of a JSON value (what no database stores)."""
+    if isinstance(value, str):
+        return _ODD_CHARACTERS.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_odd_characters(k) or _has_odd_characters(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_odd_characters(item) for item in value)
+    return False
+
+
+def _parameters_checked(value: Any) -> None:
+    """Action parameters are stored with the request's log row and the action's outcome: no NUL or
+    lone surrogate characters, as for every text field."""
+    if _has_odd_characters(value):
+        raise serializers.ValidationError("Null characters and lone surrogates are not allowed.")
+
+
 class InferRequestSerializer(serializers.Serializer):
     prompt = PromptField(max_length=MAX_PROMPT_FIELD, allow_blank=True, trim_whitespace=False)
     context = ContextSerializer(required=False)
-    parameters = serializers.DictField(required=False, help_text="Action parameters, when known")
+    parameters = serializers.DictField(
+        required=False, help_text="Action parameters, when known", validators=[_parameters_checked]
+    )
     dry_run = serializers.BooleanField(required=False, default=False)
     idempotency_key = serializers.CharField(max_length=128, required=False, allow_blank=True)
 
@@ -116,6 +136,7 @@ class FeedbackResponseSerializer(serializers.Serializer):
 # --- the plain path of POST /api/v1/infer -------------------------------------------------------------
 
 _ODD_CHARACTERS = re.compile("[\x00\ud800-\udfff]")  # what DRF's null and surrogate validators refuse
+
 _CONTEXT_CHARS = {
     name: field.max_length
     for name, field in ContextSerializer._declared_fields.items()
@@ -177,7 +198,7 @@ def plain_infer_request(data: Any) -> dict[str, Any] | None:
         valid["context"] = plain
     if "parameters" in data:
         parameters = data["parameters"]
-        if type(parameters) is not dict:
+        if type(parameters) is not dict or _has_odd_characters(parameters):
             return None
         valid["parameters"] = dict(parameters)
     dry_run = data.get("dry_run", False)

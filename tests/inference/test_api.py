@@ -72,6 +72,8 @@ def test_blocked_prompt_never_reaches_retrieval(client_app):
         ({"prompt": "invoice", "context": {"role": "ghost"}}, "request.role_forbidden"),
         ({"prompt": "invoice", "context": {"typology": "nope"}}, "request.typology_unknown"),
         ({"prompt": "invoice", "context": {"history": "not a list"}}, "request.context"),
+        ({"prompt": "invoice", "parameters": {"invoice_number": "4\x002"}}, "request.parameters"),
+        ({"prompt": "invoice", "parameters": {"n": [{"deep\x00key": 1}]}}, "request.parameters"),
         ({"nothing": 1}, "request.prompt"),
     ],
 )

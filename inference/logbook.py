@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from arg_platform.metrics import inference_observe
-from arg_platform.rows import insert_row, storable_text
+from arg_platform.rows import insert_row
+from arg_platform.storable import storable_text
 
 from .contracts import OutcomeKind, plain
 from .models import InferenceLog

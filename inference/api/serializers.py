@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rest_framework import serializers
+
+from arg_platform.storable import UNSTORABLE_RE, unstorable_paths
 
 MAX_PROMPT_FIELD = 20_000  # the envelope refuses prompts over 4,000 characters with its own rule
 
@@ -35,21 +36,10 @@ class PromptField(serializers.CharField):
         ]
 
 
-def _has_odd_characters(value: Any) -> bool:
-    """A NUL or lone surrogate in any key or string of a JSON value (what no database stores)."""
-    if isinstance(value, str):
-        return _ODD_CHARACTERS.search(value) is not None
-    if isinstance(value, dict):
-        return any(_has_odd_characters(k) or _has_odd_characters(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_odd_characters(item) for item in value)
-    return False
-
-
 def _parameters_checked(value: Any) -> None:
     """Action parameters are stored with the request's log row and the action's outcome: no NUL or
     lone surrogate characters, as for every text field."""
-    if _has_odd_characters(value):
+    if next(unstorable_paths(value), None) is not None:
         raise serializers.ValidationError("Null characters and lone surrogates are not allowed.")
 
 
@@ -135,7 +125,6 @@ class FeedbackResponseSerializer(serializers.Serializer):
 
 # --- the plain path of POST /api/v1/infer -------------------------------------------------------------
 
-_ODD_CHARACTERS = re.compile("[\x00\ud800-\udfff]")  # what DRF's null and surrogate validators refuse
 
 _CONTEXT_CHARS = {
     name: field.max_length
@@ -151,7 +140,7 @@ _KEY_CHARS = InferRequestSerializer._declared_fields["idempotency_key"].max_leng
 
 def _plain_text(value: Any, limit: int) -> str | None:
     """A CharField value (whitespace trimmed) when it is a plain, non-blank string within ``limit``."""
-    if type(value) is not str or _ODD_CHARACTERS.search(value):
+    if type(value) is not str or UNSTORABLE_RE.search(value):
         return None
     value = value.strip()
     return value if value and len(value) <= limit else None
@@ -172,7 +161,7 @@ def plain_infer_request(data: Any) -> dict[str, Any] | None:
     if type(data) is not dict or not data.keys() <= _TOP_KEYS:
         return None
     prompt = data.get("prompt")
-    if type(prompt) is not str or len(prompt) > _PROMPT_CHARS or _ODD_CHARACTERS.search(prompt):
+    if type(prompt) is not str or len(prompt) > _PROMPT_CHARS or UNSTORABLE_RE.search(prompt):
         return None
     valid: dict[str, Any] = {"prompt": prompt}
     if "context" in data:
@@ -198,7 +187,7 @@ def plain_infer_request(data: Any) -> dict[str, Any] | None:
         valid["context"] = plain
     if "parameters" in data:
         parameters = data["parameters"]
-        if type(parameters) is not dict or _has_odd_characters(parameters):
+        if type(parameters) is not dict or next(unstorable_paths(parameters), None) is not None:
             return None
         valid["parameters"] = dict(parameters)
     dry_run = data.get("dry_run", False)
@@ -207,7 +196,7 @@ def plain_infer_request(data: Any) -> dict[str, Any] | None:
     valid["dry_run"] = dry_run
     if "idempotency_key" in data:
         key = data["idempotency_key"]
-        if type(key) is not str or _ODD_CHARACTERS.search(key):
+        if type(key) is not str or UNSTORABLE_RE.search(key):
             return None
         key = key.strip()
         if len(key) > _KEY_CHARS:

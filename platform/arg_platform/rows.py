@@ -12,24 +12,12 @@ sent and ``save()`` overrides are not called. A model that needs either must use
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any, TypeVar
 
 from django.db import connections, models, router
 
 ModelT = TypeVar("ModelT", bound=models.Model)
-
-# NUL, which PostgreSQL's text type refuses, and lone surrogates, which no encoding carries
-_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
-
-
-def storable_text(text: str) -> str:
-    """``text`` as every database stores it: NUL and lone surrogate characters become U+FFFD.
-
-    For text a client sent that is logged as received even when it is refused (a binary prompt must
-    leave its log row, on SQLite and PostgreSQL alike)."""
-    return _UNSTORABLE_RE.sub("\ufffd", text)
 
 
 @cache

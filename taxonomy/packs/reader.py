@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from typing import Any
 import yaml
 
 from arg_platform.errors import RuleViolation, Violation
+from arg_platform.storable import unstorable_paths
 
 FORMAT = "arg-pack/1"
 MAX_PACK_BYTES = 50 * 1024 * 1024
@@ -33,9 +32,7 @@ SECTIONS = (
 )
 # sections a pack may leave out: absent, the project's rows of that kind are kept as they are
 OPTIONAL_SECTIONS = ("distinct_terms",)
-# characters no text of a pack may hold: NUL (PostgreSQL's text type refuses it) and lone surrogates
-# (no encoding carries them); JSON can spell both ("\u0000", "\ud800")
-_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
+# a pack refused for characters no database stores (``arg_platform.storable``) names this many places
 MAX_CHARACTER_PROBLEMS = 20
 
 
@@ -109,7 +106,7 @@ def pack_parse(text: str, *, source: str = "<pack>", fmt: str | None = None) -> 
                 Violation("pack.shape", f"'{name}' must be a list", location=f"{source} ({name})")
             )
     document = PackDocument(data=data, source=source, lines=lines)
-    unstorable = list(itertools.islice(_unstorable_paths(data, ""), MAX_CHARACTER_PROBLEMS))
+    unstorable = list(itertools.islice(unstorable_paths(data), MAX_CHARACTER_PROBLEMS))
     if unstorable:
         raise RuleViolation(
             [
@@ -122,23 +119,6 @@ def pack_parse(text: str, *, source: str = "<pack>", fmt: str | None = None) -> 
             ]
         )
     return document
-
-
-def _unstorable_paths(value: Any, path: str) -> Iterator[str]:
-    """The paths of the strings (keys included) under ``value`` holding a character no database
-    stores, in document order."""
-    if isinstance(value, str):
-        if _UNSTORABLE_RE.search(value):
-            yield path or "(root)"
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            child = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and _UNSTORABLE_RE.search(key):
-                yield child
-            yield from _unstorable_paths(item, child)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _unstorable_paths(item, f"{path}[{i}]")
 
 
 def pack_read(path: str | Path) -> PackDocument:

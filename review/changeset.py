@@ -59,6 +59,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from arg_platform.errors import RuleViolation, Violation
+from arg_platform.storable import storable_text, unstorable_paths
 from ontology.domain import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
 from ontology.store.port import ParameterSpec
 
@@ -426,6 +427,11 @@ def changeset_load(data: Any) -> Changeset:
         if not isinstance(item, Mapping) or item.get("op") not in OP_TYPES:
             name = item.get("op") if isinstance(item, Mapping) else None
             violations.append(_bad(index, f"unknown operation {name!r}"))
+            continue
+        unstorable = list(unstorable_paths(item))
+        if unstorable:  # no database stores them (PostgreSQL's jsonb refuses NUL)
+            where = storable_text(", ".join(unstorable))  # the message must not carry them either
+            violations.append(_bad(index, f"NUL or lone surrogate character in {where}"))
             continue
         cls = OP_TYPES[item["op"]]
         known = {f.name: f for f in fields(cls)}

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from arg_platform.errors import Violation, ViolationCollector
+from arg_platform.storable import storable_text, unstorable_paths
 from ontology.domain import NODE_TYPES
 
 from .models import LABEL_ID_PATTERN, LabelStatus, MemoryScope, ResponseStyle
@@ -388,6 +389,15 @@ def validate_typology(data: Mapping[str, object], *, loc: str = "") -> list[Viol
         out.add(
             "typology.access_constraints",
             "access_constraints must map names to lists",
+            "access_constraints",
+            loc,
+        )
+    elif unstorable := list(unstorable_paths(access)):  # no database stores them (jsonb refuses NUL)
+        out.add(
+            "typology.access_constraints",
+            "NUL or lone surrogate character in access_constraints ("
+            + storable_text(", ".join(unstorable))  # the message must not carry them either
+            + ")",
             "access_constraints",
             loc,
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from arg_platform.models import AuditEvent
@@ -132,6 +134,34 @@ def test_an_edit_that_does_not_apply_is_refused_with_its_rule(api_as, tiny, make
     )
     assert resp.status_code == 400
     assert resp.json()["rules"] == ["review.apply_conflict"]
+    assert _state(tiny) == before
+
+
+@pytest.mark.parametrize(
+    ("entry", "where"),
+    [
+        ({"title": "Re\u0000send"}, "title"),
+        ({"preconditions": ["ok", "bad\ud800"]}, "preconditions[1]"),
+        ({"ti\u0000tle": "Resend"}, "ti\ufffdtle"),
+    ],
+)
+def test_an_edit_holding_a_nul_or_lone_surrogate_is_refused_with_its_place(
+    api_as, tiny, make_proposal, entry, where
+):
+    """The changeset is stored as JSON: PostgreSQL's jsonb refuses NUL (a 500 before) and no encoding
+    carries a lone surrogate; the message names the place without repeating the character."""
+    proposal = make_proposal(tiny, changeset=weight_changeset())
+    before = _state(tiny)
+    resp = api_as(user("erin-expert")).post(
+        API.format("tiny") + f"{proposal.pk}/edit/",
+        # json.dumps escapes a lone surrogate as a client would; the test client's renderer cannot
+        json.dumps(
+            {"changeset": [{"op": "node_content", "node_id": "N-resend-invoice", **entry}], "reason": "typo"}
+        ),
+        content_type="application/json",
+    )
+    assert resp.status_code == 400, resp.content
+    assert resp.json()["errors"]["changeset"] == [f"operation 0: NUL or lone surrogate character in {where}"]
     assert _state(tiny) == before
 
 

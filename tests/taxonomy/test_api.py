@@ -3,6 +3,7 @@ validator refuses bad writes with the rule's name and nothing changes."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -304,3 +305,22 @@ def test_deprecating_a_label_still_attached_to_active_nodes_is_refused(expert, a
     assert resp.json()["rules"] == ["taxonomy.label_attached"]
     assert "N-invoice-download" in resp.json()["detail"]
     assert Label.objects.get(project=tiny, label_id="L00002").status == "ACTIVE"
+
+
+@pytest.mark.parametrize("bad", ["chan\u0000nels", "chan\ud800nels"])
+def test_typology_access_constraint_names_hold_no_nul_or_lone_surrogate(project, expert, api_as, bad):
+    """Their values are checked text fields; a name is a JSON key no database stores with a NUL
+    (PostgreSQL's jsonb refuses it: a 500 before) and no encoding carries a lone surrogate."""
+    resp = api_as(expert).post(
+        url(project, "typologies/"),
+        # json.dumps escapes a lone surrogate as a client would; the test client's renderer cannot
+        json.dumps({"key": "quick", "name": "Quick", "access_constraints": {bad: ["web"]}}),
+        content_type="application/json",
+    )
+    assert resp.status_code == 400, resp.content
+    body = resp.json()
+    assert body["rules"] == ["typology.access_constraints"]
+    assert body["errors"]["access_constraints"] == [
+        "NUL or lone surrogate character in access_constraints (chan\ufffdnels)"
+    ]
+    assert not project.typologies.filter(key="quick").exists()

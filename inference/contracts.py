@@ -127,6 +127,19 @@ class WeaverResult:
     rejected: tuple[tuple[str, str], ...] = ()  # (LabelID, validator rule)
     shadow: tuple[tuple[str, float], ...] = ()  # SHADOW labels that would have won (evaluated, not routed)
 
+    @property
+    def policy_gated(self) -> bool:
+        """The request is about labels the caller's policy does not allow: the weaver had labels to route
+        to (not OOD) and the policy's label gate alone removed every one of them from ``L_final``."""
+        from taxonomy.validator import POLICY_LABEL_GATE
+
+        return (
+            not self.l_final
+            and Flag.OOD not in self.flags
+            and bool(self.rejected)
+            and all(rule == POLICY_LABEL_GATE for _, rule in self.rejected)
+        )
+
 
 @dataclass(frozen=True)
 class Landing:

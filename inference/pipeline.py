@@ -2,7 +2,10 @@
 
 * **Policy first** — the Policy Manager's pre-check runs before any retrieval; a BLOCKed or refocused
   request returns before the lexical step is even called.
-* **Taxonomy validity wins** — labels reach landing only through the Context Weaver's validator.
+* **Taxonomy validity wins** — labels reach landing only through the Context Weaver's validator. When
+  the policy's label gate alone empties ``L_final`` (the request is about labels this role may not
+  use: ``WeaverResult.policy_gated``), the answer is the policy's refocus message (REFOCUS), not the
+  text of whichever OutOfScope node lies nearest.
 * **The graph is fixed during the request** — one snapshot is pinned at the start and every step reads
   that frozen object; nothing here writes to the graph store.
 
@@ -57,7 +60,9 @@ class InferenceRequest:
     dry_run: bool = False
     idempotency_key: str | None = None
     weaver_params: Any = None  # WeaverParams override (benchmarks calibrate on validation data)
-    landing_params: Any = None  # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
+    landing_params: Any = (
+        None  # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
+    )
     snapshot: Any = None  # a frozen GraphSnapshot to serve from instead of the active one (offline replay)
 
 
@@ -168,6 +173,12 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 prompt_vec=prompt_vec,
                 **({"params": request.landing_params} if request.landing_params is not None else {}),
             )
+        if result.landing.abstained and result.weaver.policy_gated:  # the labels exist, not for this role
+            result.outcome = Outcome(
+                kind=OutcomeKind.REFOCUS, answer=policy_manager.gated_refocus(envelope, runtime)
+            )
+            result.explanation = "Outside what this role may ask; refocused (policy.label_gate)."
+            return result
         start = result.landing.node_start
         if start is None or result.landing.abstained or snapshot.node(start).type == "OutOfScope":
             result.outcome = _out_of_scope(snapshot, result.landing, decision)

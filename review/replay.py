@@ -317,7 +317,7 @@ class Replayer:
         before = self.baseline(rows)
         after = self.run(shadow.snapshot, rows)
         for r in rows:
-            if before[r].kind in ("REFUSE", "OUT_OF_SCOPE") and after[r].kind == "ACTION":
+            if before[r].kind in ("REFUSE", "REFOCUS", "OUT_OF_SCOPE") and after[r].kind == "ACTION":
                 violations["security"].append(
                     f"replay: request {int(self.collection.log_ids[r])} now reaches an action"
                 )

@@ -406,6 +406,8 @@ def validate_typology(data: Mapping[str, object], *, loc: str = "") -> list[Viol
 
 # --- label sets (online, Context Weaver) -----------------------------------------------------------
 
+POLICY_LABEL_GATE = "policy.label_gate"  # the rule of a label the caller's policy does not allow
+
 
 @dataclass(frozen=True)
 class LabelGate:
@@ -459,7 +461,7 @@ def validate_label_set(
         elif record.status != LabelStatus.ACTIVE:
             rejected.append((label_id, "taxonomy.label_status"))
         elif gate is not None and not gate.admits(label_id):
-            rejected.append((label_id, "policy.label_gate"))
+            rejected.append((label_id, POLICY_LABEL_GATE))
         else:
             candidates[label_id] = float(score)
     kept: dict[str, float] = {}

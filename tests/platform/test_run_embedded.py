@@ -1,7 +1,8 @@
 """The embedded run path, as `make run` does it: migrate, bootstrap the demo, serve web + worker + beat.
 
 Real processes on loopback: gunicorn answers the login page, the OpenAPI schema and /healthz; the
-printed demo token opens the API; beat's heartbeat reaches the worker; SIGINT stops every process.
+printed demo token (role customer) opens the API and gets the README's example request answered; beat's
+heartbeat reaches the worker; SIGINT stops every process.
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     req = urllib.request.Request(url, headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def _post(url: str, payload: object, headers: dict[str, str]) -> tuple[int, bytes]:
+    req = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={**headers, "Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
@@ -87,9 +99,18 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
         assert status == 200 and b"password" in body.lower()
         status, body = _get(f"{base}/api/v1/schema/", {"Accept": "application/vnd.oai.openapi+json"})
         assert status == 200 and json.loads(body)["openapi"].startswith("3.")
-        if token:
-            status, body = _get(f"{base}/api/v1/projects/", {"Authorization": f"Bearer {token.group(1)}"})
-            assert status == 200 and len(json.loads(body)) == 1
+        assert token is not None and "(role customer)" in token.group(0), boot.stdout
+        auth = {"Authorization": f"Bearer {token.group(1)}"}
+        status, body = _get(f"{base}/api/v1/projects/", auth)
+        assert status == 200 and len(json.loads(body)) == 1
+        # the README's example request, with the printed token: answered, not refocused
+        status, body = _post(
+            f"{base}/api/v1/infer",
+            {"prompt": "I need a copy of last month's invoice", "context": {"session_id": "s-1"}},
+            auth,
+        )
+        assert status == 200, body
+        assert json.loads(body)["outcome"]["kind"] in ("INFO", "ACTION", "CLARIFY"), body
         heartbeat = tmp_path / "var" / "celery" / "heartbeat"
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and not heartbeat.exists():

@@ -38,6 +38,7 @@ FORBIDDEN_LABELS = {"L00003"}
 FORBIDDEN_TYPES = {"Action"}
 RESTRICT_TERMS = ["refund", "chargeback", "dispute"]
 BLOCKED_TERMS = ["idiot", "moron"]
+CAUTIOUS_REFOCUS = "Cautious callers get invoice help only."
 PROMPTS = [
     "where is my invoice",
     "download my bill",
@@ -50,8 +51,9 @@ PROMPTS = [
 
 
 def _pack() -> str:
-    """The small pack plus a login help node and a 'cautious' role whose policy restricts on money
-    disputes, forbids the login label and Action nodes, and blocks insults."""
+    """The small pack plus a login help node, a 'cautious' role whose policy restricts on money
+    disputes, forbids the login label and Action nodes, and blocks insults, and an 'agent' role whose
+    policy forbids no label."""
     data = yaml.safe_load(SMALL_PACK.read_text(encoding="utf-8"))
     data["nodes"].append(
         {
@@ -76,11 +78,15 @@ def _pack() -> str:
         forbidden_node_types=sorted(FORBIDDEN_TYPES),
         blocked_terms=BLOCKED_TERMS,
         sensitive_topics=[{"topic": "money disputes", "terms": RESTRICT_TERMS, "action": "RESTRICT"}],
+        refocus_template=CAUTIOUS_REFOCUS,
     )
     data["policies"].append(cautious)
     data["roles"].append(
         {"key": "cautious", "name": "Cautious", "policy": "cautious", "default_typology": "quick"}
     )
+    agent = dict(data["policies"][0], key="agent", name="Agent", forbidden_labels=[])  # may use every label
+    data["policies"].append(agent)
+    data["roles"].append({"key": "agent", "name": "Agent", "policy": "agent", "default_typology": "quick"})
     return yaml.safe_dump(data, sort_keys=False)
 
 
@@ -149,6 +155,35 @@ def test_a_restricted_api_answer_hides_the_path_and_names_no_forbidden_label(gua
         assert not set(body["labels"]) & FORBIDDEN_LABELS
         assert "Login help" not in body["explanation"] and "Resend an invoice" not in body["explanation"]
         assert body["outcome"]["kind"] != "ACTION"
+
+
+def test_a_request_about_a_label_the_role_may_not_use_is_refocused_with_its_policys_message(
+    guarded, token_client
+):
+    """The login label exists but the cautious policy forbids it: the answer is that policy's refocus
+    message, not the text of the nearest OutOfScope node nor a fallback; the same prompt under a role
+    that may use the label is answered."""
+    project = guarded["project"]
+    result = _run(project, "I cannot log in")
+    assert result.weaver.policy_gated and result.weaver.rejected == (("L00003", "policy.label_gate"),)
+    assert result.landing.abstained and result.route is None
+    assert (result.outcome.kind, result.outcome.answer) == ("REFOCUS", CAUTIOUS_REFOCUS)
+    assert result.explanation == "Outside what this role may ask; refocused (policy.label_gate)."
+
+    body = (
+        token_client(project, role=Role.objects.get(project=project, key="cautious"))
+        .post("/api/v1/infer", {"prompt": "sign-in fails with my password"}, format="json")
+        .json()
+    )
+    assert body["outcome"]["kind"] == "REFOCUS" and body["outcome"]["answer"] == CAUTIOUS_REFOCUS
+    assert body["path"] == {"nodes": [], "edges": []} and body["labels"] == {}
+
+    allowed = _run(project, "I cannot log in", role="agent")
+    assert not allowed.weaver.policy_gated and "L00003" in allowed.weaver.l_final
+    assert allowed.outcome.kind == "INFO" and allowed.route.target == "N-login-help"
+
+    off_domain = _run(project, "what is the weather in paris")  # refocused by the scope guard, as before
+    assert off_domain.decision.state == PolicyState.ALLOW_WITH_REFOCUS and off_domain.weaver is None
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)

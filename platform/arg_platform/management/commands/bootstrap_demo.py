@@ -22,6 +22,9 @@ from projects.services import api_token_create, membership_set
 
 DEMO_PACK = Path(settings.BASE_DIR) / "packs" / "demo" / "pack.yaml"
 DEMO_USERS = (("expert", "expert"), ("reviewer", "reviewer"), ("admin", "admin"))
+# the demo token's role: a signed-in customer, the everyday client app (the README's curl example asks
+# for an invoice, which the demo's anonymous-visitor policy refocuses); else the project's first role
+DEMO_TOKEN_ROLE = "customer"
 
 
 class Command(BaseCommand):
@@ -85,7 +88,7 @@ class Command(BaseCommand):
     def _token(self, project: Project) -> list[str]:
         if ApiToken.objects.filter(project=project, name="demo-client").exists():
             return []
-        role = project.roles.order_by("key").first()
+        role = project.roles.filter(key=DEMO_TOKEN_ROLE).first() or project.roles.order_by("key").first()
         _, key = api_token_create(project=project, name="demo-client", role=role)
         return [
             f"  API token for project {project.slug} (role {role.key if role else '-'}): {key}",

@@ -2,10 +2,10 @@
 
 * **Policy first** — the Policy Manager's pre-check runs before any retrieval; a BLOCKed or refocused
   request returns before the lexical step is even called.
-* **Taxonomy validity wins** — labels reach landing only through the Context Weaver's validator. When
-  the policy's label gate alone empties ``L_final`` (the request is about labels this role may not
-  use: ``WeaverResult.policy_gated``), the answer is the policy's refocus message (REFOCUS), not the
-  text of whichever OutOfScope node lies nearest.
+* **Taxonomy validity wins** — labels reach landing only through the Context Weaver's validator. An
+  abstained landing gets the controlled fallback of ``inference.fallback``: the policy's refocus
+  message when its label gate alone emptied ``L_final``, "Do you mean X or Y?" for in-domain
+  ambiguity, else the OutOfScope node the landing chose.
 * **The graph is fixed during the request** — one snapshot is pinned at the start and every step reads
   that frozen object; nothing here writes to the graph store.
 
@@ -114,6 +114,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
 
     from . import actions, info, landing, lexical, policy_manager, traversal
     from .envelope import build_envelope
+    from .fallback import abstention_outcome
     from .graph_runtime import graph_runtime_for
     from .release_runtime import runtime_for
     from .weaver import weave, weaver_index_for
@@ -173,12 +174,17 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 prompt_vec=prompt_vec,
                 **({"params": request.landing_params} if request.landing_params is not None else {}),
             )
-        if result.landing.abstained and result.weaver.policy_gated:  # the labels exist, not for this role
-            result.outcome = Outcome(
-                kind=OutcomeKind.REFOCUS, answer=policy_manager.gated_refocus(envelope, runtime)
+        if result.landing.abstained:  # the controlled fallback: refocus, clarify, or out of scope
+            fallback = abstention_outcome(
+                envelope=envelope,
+                runtime=runtime,
+                decision=decision,
+                weaver=result.weaver,
+                landing=result.landing,
             )
-            result.explanation = "Outside what this role may ask; refocused (policy.label_gate)."
-            return result
+            if fallback is not None:
+                result.outcome, result.explanation = fallback
+                return result
         start = result.landing.node_start
         if start is None or result.landing.abstained or snapshot.node(start).type == "OutOfScope":
             result.outcome = _out_of_scope(snapshot, result.landing, decision)

@@ -233,7 +233,7 @@ def precheck(envelope: Envelope, runtime: ReleaseRuntime) -> PolicyDecision:
     )
 
 
-def gated_refocus(envelope: Envelope, runtime: ReleaseRuntime) -> str:
+def refocus_message(envelope: Envelope, runtime: ReleaseRuntime) -> str:
     """The caller's refocus text for a request its policy's label gate emptied (``WeaverResult.policy_gated``):
     what the request is about exists, but not for this role, so the answer is the policy's own refocus
     message ("I can only share general information before you sign in …"), not an unrelated

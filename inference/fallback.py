@@ -1,0 +1,112 @@
+"""The controlled fallback of an abstained landing (ARG v1 §2.4, "route to an OutOfScope node or return a
+controlled fallback path"): what the caller is told when the landing step abstained.
+
+The landing step abstains onto the OutOfScope node nearest the prompt, however far that is; its text is
+specific ("requests to attack third-party systems are refused"), so answering "hello" with it accuses
+the caller. Four cases, in this order:
+
+* **policy-gated** — the request is about labels that exist but that the caller's policy does not
+  allow (``WeaverResult.policy_gated``): REFOCUS with that policy's refocus message ("I can only share
+  general information before you sign in …").
+* **a specific OutOfScope node** — the nearest one is at least ``FallbackParams.specific_out_of_scope``
+  similar to the prompt: ``None``, the caller answers with that node (as before this module).
+* **in-domain ambiguity** — the weaver did not call the prompt out of domain (no OOD flag) but was too
+  unsure to keep a label (a low margin, a low confidence): CLARIFY with "Do you mean X or Y?" over the
+  two best labels the policy admits (§2.4's "prefer a Clarify-first path when ambiguity remains"), an
+  active check of kind ``disambiguate`` whose options a client sends back as ``disambiguation``
+  feedback.
+* otherwise OUT_OF_SCOPE with the policy's refocus message: the generic "that's outside what I can help
+  with; I can help with …" every policy states.
+
+Nothing here changes where the landing step says it landed: the request stays *abstained* in the log,
+the trace viewer and the routing benchmark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .classifier import OOS_CLASS
+from .contracts import ActiveCheck, Flag, Landing, Outcome, OutcomeKind, PolicyDecision, WeaverResult
+
+CLARIFY_OPTIONS = 2
+
+
+@dataclass(frozen=True)
+class FallbackParams:
+    # cosine(prompt, OutOfScope node) from which that node's own text answers an abstained request; set
+    # on the demo pack's prompts ("hello" 0.06, "help" 0.09, "set up single sign on" 0.16 against the
+    # node on attacks, "account" 0.31; requests that node is about: 0.26–0.30 — a generic decline is
+    # never wrong, a specific one aimed at the wrong request is), not on any benchmark
+    specific_out_of_scope: float = 0.35
+
+
+DEFAULT_FALLBACK_PARAMS = FallbackParams()
+
+
+def abstention_outcome(
+    *,
+    envelope: Any,
+    runtime: Any,
+    decision: PolicyDecision,
+    weaver: WeaverResult,
+    landing: Landing,
+    params: FallbackParams = DEFAULT_FALLBACK_PARAMS,
+) -> tuple[Outcome, str] | None:
+    """(outcome, explanation) for an abstained landing, or ``None`` to answer with its OutOfScope node."""
+    from .policy_manager import refocus_message
+
+    if weaver.policy_gated:  # the labels exist, not for this role
+        return (
+            Outcome(kind=OutcomeKind.REFOCUS, answer=refocus_message(envelope, runtime)),
+            "Outside what this role may ask; refocused (policy.label_gate).",
+        )
+    if landing.candidates and landing.candidates[0][1] >= params.specific_out_of_scope:
+        return None
+    if Flag.OOD not in weaver.flags:
+        options = clarify_options(runtime, decision, weaver)
+        if len(options) == CLARIFY_OPTIONS:
+            names = tuple(name for _, name in options)
+            question = "Do you mean " + " or ".join(names) + "?"
+            return (
+                Outcome(
+                    kind=OutcomeKind.CLARIFY,
+                    answer="I'm not sure what you need. " + question,
+                    active_check=ActiveCheck("disambiguate", question, names, "abstained"),
+                    details={
+                        "clarify": {"options": [{"label_id": lid, "name": name} for lid, name in options]}
+                    },
+                ),
+                "Not sure between "
+                + " and ".join(f"{name} ({lid})" for lid, name in options)
+                + "; asked which.",
+            )
+    return (
+        Outcome(kind=OutcomeKind.OUT_OF_SCOPE, answer=refocus_message(envelope, runtime)),
+        "No label of this project fits the request, and no out-of-scope topic is close to it.",
+    )
+
+
+def clarify_options(runtime: Any, decision: PolicyDecision, weaver: WeaverResult) -> list[tuple[str, str]]:
+    """Up to ``CLARIFY_OPTIONS`` (LabelID, name) pairs to ask about: the classifier's best in-scope
+    labels, then the label vector top-K, keeping ACTIVE labels the policy admits, distinct by name."""
+    out: list[tuple[str, str]] = []
+    names: set[str] = set()
+    ranked = [lid for lid, _ in weaver.classifier if lid != OOS_CLASS] + [lid for lid, _ in weaver.top_k]
+    for label_id in ranked:
+        record = runtime.labels.get(label_id)
+        if (
+            record is None
+            or record.get("status") != "ACTIVE"
+            or not decision.constraints.admits_label(label_id)
+        ):
+            continue
+        name = str(record.get("name") or label_id)
+        if name in names:
+            continue
+        out.append((label_id, name))
+        names.add(name)
+        if len(out) == CLARIFY_OPTIONS:
+            break
+    return out

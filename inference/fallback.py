@@ -12,9 +12,9 @@ the caller. Four cases, in this order:
   similar to the prompt: ``None``, the caller answers with that node (as before this module).
 * **in-domain ambiguity** — the weaver did not call the prompt out of domain (no OOD flag) but was too
   unsure to keep a label (a low margin, a low confidence): CLARIFY with "Do you mean X or Y?" over the
-  two best labels the policy admits (§2.4's "prefer a Clarify-first path when ambiguity remains"), an
-  active check of kind ``disambiguate`` whose options a client sends back as ``disambiguation``
-  feedback.
+  two best labels the policy admits (``clarify_options``; §2.4's "prefer a Clarify-first path when
+  ambiguity remains"), an active check of kind ``disambiguate`` whose options a client sends back as
+  ``disambiguation`` feedback.
 * otherwise OUT_OF_SCOPE with the policy's refocus message: the generic "that's outside what I can help
   with; I can help with …" every policy states.
 
@@ -28,9 +28,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from .classifier import OOS_CLASS
-from .contracts import ActiveCheck, Flag, Landing, Outcome, OutcomeKind, PolicyDecision, WeaverResult
+from .contracts import (
+    ActiveCheck,
+    Flag,
+    Landing,
+    LexicalCandidates,
+    Outcome,
+    OutcomeKind,
+    PolicyDecision,
+    WeaverResult,
+)
 
 CLARIFY_OPTIONS = 2
+RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al., 2009)
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,7 @@ def abstention_outcome(
     decision: PolicyDecision,
     weaver: WeaverResult,
     landing: Landing,
+    lexical: LexicalCandidates | None = None,
     params: FallbackParams = DEFAULT_FALLBACK_PARAMS,
 ) -> tuple[Outcome, str] | None:
     """(outcome, explanation) for an abstained landing, or ``None`` to answer with its OutOfScope node."""
@@ -65,7 +76,7 @@ def abstention_outcome(
     if landing.candidates and landing.candidates[0][1] >= params.specific_out_of_scope:
         return None
     if Flag.OOD not in weaver.flags:
-        options = clarify_options(runtime, decision, weaver)
+        options = clarify_options(runtime, decision, weaver, lexical)
         if len(options) == CLARIFY_OPTIONS:
             names = tuple(name for _, name in options)
             question = "Do you mean " + " or ".join(names) + "?"
@@ -88,13 +99,27 @@ def abstention_outcome(
     )
 
 
-def clarify_options(runtime: Any, decision: PolicyDecision, weaver: WeaverResult) -> list[tuple[str, str]]:
-    """Up to ``CLARIFY_OPTIONS`` (LabelID, name) pairs to ask about: the classifier's best in-scope
-    labels, then the label vector top-K, keeping ACTIVE labels the policy admits, distinct by name."""
+def clarify_options(
+    runtime: Any, decision: PolicyDecision, weaver: WeaverResult, lexical: LexicalCandidates | None = None
+) -> list[tuple[str, str]]:
+    """Up to ``CLARIFY_OPTIONS`` (LabelID, name) pairs to ask about, ACTIVE labels the policy admits,
+    distinct by name, best first by *reciprocal rank fusion* of the three rankings the request already
+    has — the distilled classifier, the label vector top-K and the lexical candidates: a label's score
+    is the sum over rankings of ``1 / (RRF_K + rank)``. Fusing them keeps one weak ranking (the
+    classifier third on "SSO & SAML login" while both others put it first) from choosing the question."""
+    rankings = [
+        [lid for lid, _ in weaver.classifier if lid != OOS_CLASS],
+        [lid for lid, _ in weaver.top_k],
+    ]
+    if lexical is not None:
+        rankings.append(sorted(lexical.filtered, key=lambda lid: (-lexical.filtered[lid], lid)))
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, label_id in enumerate(ranking, start=1):
+            fused[label_id] = fused.get(label_id, 0.0) + 1.0 / (RRF_K + rank)
     out: list[tuple[str, str]] = []
     names: set[str] = set()
-    ranked = [lid for lid, _ in weaver.classifier if lid != OOS_CLASS] + [lid for lid, _ in weaver.top_k]
-    for label_id in ranked:
+    for label_id in sorted(fused, key=lambda lid: (-fused[lid], lid)):
         record = runtime.labels.get(label_id)
         if (
             record is None

@@ -181,6 +181,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 decision=decision,
                 weaver=result.weaver,
                 landing=result.landing,
+                lexical=result.lexical,
             )
             if fallback is not None:
                 result.outcome, result.explanation = fallback

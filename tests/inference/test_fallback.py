@@ -48,13 +48,17 @@ def test_an_ambiguous_in_domain_request_is_asked_which_of_two_labels(demo_snapsh
     result = infer(demo_snapshot, "how do I set up single sign on")
 
     assert result.landing.abstained and Flag.OOD not in result.weaver.flags
+    # the classifier ranks SSO third; the label vectors and the lexical step put it first: fused, it leads
+    assert [lid for lid, _ in result.weaver.classifier[:3]] == ["L00025", "L00022", "L00028"]
+    assert result.weaver.top_k[0][0] == "L00028"
+    assert max(result.lexical.filtered, key=result.lexical.filtered.get) == "L00028"
     assert result.outcome.kind == "CLARIFY"
     check = result.outcome.active_check
-    assert check.kind == "disambiguate" and check.options == ("Set up 2FA", "Sign-in")
-    assert result.outcome.answer == "I'm not sure what you need. Do you mean Set up 2FA or Sign-in?"
+    assert check.kind == "disambiguate" and check.options == ("SSO & SAML login", "Set up 2FA")
+    assert result.outcome.answer == "I'm not sure what you need. Do you mean SSO & SAML login or Set up 2FA?"
     assert result.outcome.details["clarify"]["options"] == [
+        {"label_id": "L00028", "name": "SSO & SAML login"},
         {"label_id": "L00025", "name": "Set up 2FA"},
-        {"label_id": "L00022", "name": "Sign-in"},
     ]
 
 

@@ -30,6 +30,11 @@ logger = logging.getLogger(__name__)
 
 LOW_CONFIDENCE = 0.5  # below: the write is flagged LOW_CONFIDENCE_INFO_WRITE
 READ_K = 5
+# a MemoryRead shows a vector hit only from this similarity to the request (label boost included): the
+# read returns the k nearest items however far, and "my card was declined" was answered with a saved
+# contact preference (0.13). Measured with all-MiniLM-L6-v2 on question / memory pairs: the relevant
+# ones 0.45-0.66, the unrelated ones -0.07-0.20
+READ_MIN_SIMILARITY = 0.25
 
 
 def _allowed_scopes(decision: Any) -> frozenset[str]:
@@ -71,7 +76,7 @@ def memory_outcome(
             request=request,
         )
         lines = [f"- {item['text']}" for item in details["items"]]
-        answer = node.chunk + ("\n" + "\n".join(lines) if lines else "\nI have nothing saved yet.")
+        answer = node.chunk + ("\n" + "\n".join(lines) if lines else "\nI have nothing saved about this yet.")
         return Outcome(
             kind=OutcomeKind.MEMORY, answer=answer, citations=(citation,), details={"memory": details}
         )
@@ -89,6 +94,18 @@ def _not_written_answer(details: dict[str, Any]) -> str:
     if reason == "dry_run":
         return "Dry run: nothing was saved."
     return "I can't save that here."
+
+
+def relevant_items(items: Any) -> list[Any]:
+    """The read items worth showing: vector hits at ``READ_MIN_SIMILARITY`` or more, and the multi-hop
+    expansion (``via="graph"``) only when the hit it expands from (the first vector hit) is one of them."""
+    vector = [item for item in items if item.hit.via == "vector"]
+    seed_kept = bool(vector) and vector[0].hit.similarity >= READ_MIN_SIMILARITY
+    return [
+        item
+        for item in items
+        if (item.hit.similarity >= READ_MIN_SIMILARITY if item.hit.via == "vector" else seed_kept)
+    ]
 
 
 def memory_write_step(
@@ -198,6 +215,7 @@ def memory_read_step(
     return {
         "mode": "read",
         "scanned": result.scanned,
+        "min_similarity": READ_MIN_SIMILARITY,
         "items": [
             {
                 "episode_id": item.episode.pk,
@@ -210,7 +228,7 @@ def memory_read_step(
                 "score": item.hit.score,
                 "via": item.hit.via,
             }
-            for item in result.items
+            for item in relevant_items(result.items)
         ],
         "redirected": sorted(result.redirects),
     }

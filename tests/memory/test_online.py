@@ -94,6 +94,32 @@ def test_memoryread_returns_the_users_memories(mem_released):
     assert REMEMBER in result.outcome.answer
 
 
+def test_memoryread_shows_only_memories_relevant_to_the_request(mem_released):
+    """The read returns the k nearest items however far; the step shows those at READ_MIN_SIMILARITY or
+    more, so a deployment note is not offered as how the user likes to be contacted."""
+    from memory import services
+    from memory.online import READ_MIN_SIMILARITY
+
+    infer(mem_released, REMEMBER)
+    services.memory_write(
+        project=mem_released, text="We deploy to eu-west from the main branch.", scope="USER", user_id="u-1"
+    )
+
+    result = infer(mem_released, "What do you remember about how I like to be contacted?")
+
+    memory = result.outcome.details["memory"]
+    assert [item["text"] for item in memory["items"]] == [REMEMBER]
+    assert memory["min_similarity"] == READ_MIN_SIMILARITY
+    assert "eu-west" not in result.outcome.answer
+
+    unrelated = infer(mem_released, "What do you remember about my favourite football team?")
+    assert unrelated.route is not None and unrelated.route.target == "N-read-preferences", (
+        unrelated.explanation
+    )
+    assert unrelated.outcome.details["memory"]["items"] == []
+    assert unrelated.outcome.answer.endswith("I have nothing saved about this yet.")
+
+
 def test_a_memory_on_a_split_node_is_redirected_not_orphaned(mem_released, expert):
     from memory import services
     from memory.selectors import memory_read

@@ -79,6 +79,12 @@ class Replayed:
     info_status: str
     action_status: str
     error: str = ""
+    abstained: bool = False  # the landing step abstained (answered by ``inference.fallback`` or out of scope)
+
+    @property
+    def unrouted(self) -> bool:
+        """Refused, refocused, out of scope, or asked to clarify after an abstention: no node served it."""
+        return self.abstained or self.kind in ("REFUSE", "REFOCUS", "OUT_OF_SCOPE")
 
     @property
     def fit(self) -> float:
@@ -195,6 +201,7 @@ class Replayer:
                     info_status=str(outcome.info_status) if outcome and outcome.info_status else "",
                     action_status=str((outcome.action or {}).get("status", "")) if outcome else "",
                     error=result.error.message[:200] if result.error else "",
+                    abstained=bool(landing and landing.abstained),
                 )
                 transaction.set_rollback(True)
         return out
@@ -317,7 +324,7 @@ class Replayer:
         before = self.baseline(rows)
         after = self.run(shadow.snapshot, rows)
         for r in rows:
-            if before[r].kind in ("REFUSE", "REFOCUS", "OUT_OF_SCOPE") and after[r].kind == "ACTION":
+            if before[r].unrouted and after[r].kind == "ACTION":
                 violations["security"].append(
                     f"replay: request {int(self.collection.log_ids[r])} now reaches an action"
                 )

@@ -23,6 +23,7 @@ This module also holds the cheap online classifiers of §2.10.1–2.10.2: ``is_m
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -274,11 +275,31 @@ def normalize(text: str, synonyms: Mapping[str, str] | None = None) -> str:
     text = ARTICLE_DURATION_RE.sub(r"\1 1 \2", text)
     text = ARTICLE_OFFSET_RE.sub(r"1 \1 \2", text)
     if synonyms:
-        for phrase in sorted(synonyms, key=lambda p: (-len(p), p)):
-            canonical = synonyms[phrase]
-            if phrase and phrase != canonical:
-                text = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", canonical, text)
+        text = _harmonized(text, synonyms)
     return re.sub(r"\s+", " ", text).strip()
+
+
+def _harmonized(text: str, synonyms: Mapping[str, str]) -> str:
+    """Each validated synonym phrase replaced by its label's name, in one pass over the text: the longest
+    phrase wins at each place, a name already in the text stays as it is (never rewritten through a
+    synonym it contains: "sepa" in "bank transfer sepa"), and replaced text is not read again; then a
+    name said twice in a row is said once ("sepa direct debit" → "bank transfer sepa", not the name
+    three times over as phrase-by-phrase replacement gave)."""
+    pattern, table = _synonym_pattern(tuple(sorted(synonyms.items())))
+    text = pattern.sub(lambda m: table[m[1]], text)
+    for name in set(table.values()):
+        said = re.escape(name)
+        text = re.sub(rf"(?<![\w-]){said}(?: {said})+(?![\w-])", name, text)
+    return text
+
+
+@functools.lru_cache(maxsize=256)
+def _synonym_pattern(items: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]]:
+    table = {phrase: name for phrase, name in items if phrase}
+    for name in {name for _, name in items if name}:
+        table.setdefault(name, name)
+    alternatives = "|".join(re.escape(p) for p in sorted(table, key=lambda p: (-len(p), p)))
+    return re.compile(rf"(?<![\w-])({alternatives})(?![\w-])"), table
 
 
 def tokens_of(statement: str) -> list[str]:

@@ -29,6 +29,25 @@ def test_normalize_harmonizes_validated_synonyms_to_the_label_name():
     assert normalize("billing settings", {"bill": "invoices"}) == "billing settings"  # whole words only
 
 
+def test_synonyms_are_harmonized_in_one_pass_and_a_name_is_said_once():
+    """The demo's "Bank transfer & SEPA" label has the synonyms "sepa", "direct debit", "wire transfer":
+    replacing phrase by phrase rewrote the name through the synonym inside it, three names over."""
+    sepa = {
+        "sepa": "bank transfer sepa",
+        "direct debit": "bank transfer sepa",
+        "wire transfer": "bank transfer sepa",
+    }
+    assert normalize("We pay by SEPA direct debit", sepa) == "we pay by bank transfer sepa"
+    assert normalize("We pay by bank transfer (SEPA)", sepa) == "we pay by bank transfer sepa"
+    assert (
+        normalize("a wire transfer or a direct debit", sepa) == "a bank transfer sepa or a bank transfer sepa"
+    )
+    # the longest phrase wins where two overlap
+    assert normalize(
+        "resend invoice now", {"invoice": "bill", "resend invoice": "invoice email delivery"}
+    ) == ("invoice email delivery now")
+
+
 def test_durations_in_different_units_are_one_quantity():
     two_weeks = canonicalize("Backups are kept for two weeks.", info_type=InfoType.PRODUCT_CONFIG)
     fourteen_days = canonicalize("Backups are retained 14 days.", info_type=InfoType.PRODUCT_CONFIG)
@@ -43,8 +62,14 @@ def test_durations_in_different_units_are_one_quantity():
     ("a", "b"),
     [
         ("X-rays are stored for ten years.", "X-ray images are kept for a decade."),
-        ("Classes can be booked up to 7 days in advance.", "Classes can be reserved as much as a week ahead."),
-        ("Subprocessors are announced 30 days before they start.", "Subprocessors are notified a month ahead."),
+        (
+            "Classes can be booked up to 7 days in advance.",
+            "Classes can be reserved as much as a week ahead.",
+        ),
+        (
+            "Subprocessors are announced 30 days before they start.",
+            "Subprocessors are notified a month ahead.",
+        ),
         ("The renewal runs for 3 years.", "They signed a three-year renewal."),
         ("A deposit of £20 is taken.", "A twenty-pound deposit is required."),
         ("The timeout is 30 seconds.", "The timeout is half a minute."),

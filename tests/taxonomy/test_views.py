@@ -214,6 +214,14 @@ def test_members_read_every_page(request, who, tax):
         assert f'<span class="role-badge role-{who}">{who}</span>' in html
 
 
+def test_the_projects_own_address_opens_its_taxonomy(expert, make_user, other_project, tax):
+    response = _client(expert).get("/p/acme/", follow=True)
+    assert response.redirect_chain == [("/p/acme/taxonomy/", 302)]
+    assert response.status_code == 200
+    outsider = _client(make_user("olga", "expert", other_project))
+    assert outsider.get("/p/acme/", follow=True).status_code == 404  # access is checked where it leads
+
+
 def test_the_nav_marks_the_current_section(expert, tax):
     html = _client(expert).get("/p/acme/policies/").content.decode()
     assert re.search(r'href="/p/acme/policies/" aria-current="page"', html)

@@ -16,6 +16,7 @@ MEMORY whose ``details["memory"]`` says what happened (and lands in the request'
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -66,31 +67,43 @@ def memory_outcome(
             answer=decision.message or "This is not available under your access policy.",
             details={"refused_node": node.node_id},
         )
+    read = functools.partial(
+        memory_read_step,
+        snapshot=snapshot,
+        envelope=envelope,
+        decision=decision,
+        weaver=weaver,
+        prompt_vec=prompt_vec,
+        request=request,
+    )
     if node.type == "MemoryRead":
-        details = memory_read_step(
-            snapshot=snapshot,
-            envelope=envelope,
-            decision=decision,
-            weaver=weaver,
-            prompt_vec=prompt_vec,
-            request=request,
-        )
-        lines = [f"- {item['text']}" for item in details["items"]]
-        answer = node.chunk + ("\n" + "\n".join(lines) if lines else "\nI have nothing saved about this yet.")
+        details = read()
         return Outcome(
-            kind=OutcomeKind.MEMORY, answer=answer, citations=(citation,), details={"memory": details}
+            kind=OutcomeKind.MEMORY,
+            answer=node.chunk + "\n" + _read_lines(details),
+            citations=(citation,),
+            details={"memory": details},
         )
     details = memory_write_step(
         node=node, envelope=envelope, decision=decision, weaver=weaver, landing=landing, request=request
     )
-    answer = node.chunk if details.get("written") else _not_written_answer(details)
+    if details.get("reason") == "question":
+        # "what did I tell you about my contact preference?" lands where such facts are written: nothing
+        # to remember in a question, so the step reads back what was remembered instead
+        details = {**details, "read": read()}
+        answer = _read_lines(details["read"])
+    else:
+        answer = node.chunk if details.get("written") else _not_written_answer(details)
     return Outcome(kind=OutcomeKind.MEMORY, answer=answer, citations=(citation,), details={"memory": details})
+
+
+def _read_lines(details: dict[str, Any]) -> str:
+    lines = [f"- {item['text']}" for item in details["items"]]
+    return "\n".join(lines) if lines else "I have nothing saved about this yet."
 
 
 def _not_written_answer(details: dict[str, Any]) -> str:
     reason = details.get("reason", "")
-    if reason == "question":
-        return "There is nothing to remember in a question."
     if reason == "dry_run":
         return "Dry run: nothing was saved."
     return "I can't save that here."

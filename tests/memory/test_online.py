@@ -75,6 +75,22 @@ def test_nothing_is_written_when_the_step_must_not_write(mem_released, prompt, u
     assert EpisodicMemory.objects.count() == 0
 
 
+def test_a_question_routed_to_a_memorywrite_reads_back_what_was_remembered(mem_released):
+    """Nothing to remember in a question: the step writes nothing and reads back the user's relevant
+    memories instead (before, it answered "There is nothing to remember in a question.")."""
+    infer(mem_released, REMEMBER)
+    before = EpisodicMemory.objects.count()
+
+    result = infer(mem_released, "Which contact channel did I say I prefer?")
+
+    assert result.route.target == "N-remember-preferences", result.explanation
+    memory = result.outcome.details["memory"]
+    assert memory["written"] is False and memory["reason"] == "question"
+    assert [item["text"] for item in memory["read"]["items"]] == [REMEMBER]
+    assert result.outcome.answer == f"- {REMEMBER}"
+    assert EpisodicMemory.objects.count() == before
+
+
 def test_a_role_without_memory_scopes_writes_nothing(mem_released):
     result = infer(mem_released, REMEMBER, role="anonymous")
 

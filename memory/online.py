@@ -8,10 +8,11 @@ MEMORY whose ``details["memory"]`` says what happened (and lands in the request'
   §2.10.3 label gate (the Context Weaver's ``L_final``; none → episodic only, MISSING_LABEL_CANDIDATE;
   low confidence → LOW_CONFIDENCE_INFO_WRITE), scope rules of the request's policy (``memory_scopes``;
   USER scope needs ``context.user_id``), then ``memory.services.memory_write``. A dry run writes
-  nothing. The write is conservative and never structural.
+  nothing. The write is conservative and never structural. A question routed here ("which channel did
+  I say I prefer?") writes nothing and reads back instead (``details["memory"]["read"]``).
 * **MemoryRead** — the caller's memories most relevant to the prompt, graph-reranked, each node
   followed through the split redirection table of the pinned snapshot; the soft update of redirected
-  items is written after the read.
+  items is written after the read. Only items at ``READ_MIN_SIMILARITY`` or more are shown.
 """
 
 from __future__ import annotations

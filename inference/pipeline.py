@@ -60,9 +60,7 @@ class InferenceRequest:
     dry_run: bool = False
     idempotency_key: str | None = None
     weaver_params: Any = None  # WeaverParams override (benchmarks calibrate on validation data)
-    landing_params: Any = (
-        None  # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
-    )
+    landing_params: Any = None  # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
     snapshot: Any = None  # a frozen GraphSnapshot to serve from instead of the active one (offline replay)
 
 

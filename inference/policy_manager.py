@@ -234,10 +234,9 @@ def precheck(envelope: Envelope, runtime: ReleaseRuntime) -> PolicyDecision:
 
 
 def refocus_message(envelope: Envelope, runtime: ReleaseRuntime) -> str:
-    """The caller's refocus text for a request its policy's label gate emptied (``WeaverResult.policy_gated``):
-    what the request is about exists, but not for this role, so the answer is the policy's own refocus
-    message ("I can only share general information before you sign in …"), not an unrelated
-    OutOfScope node's text."""
+    """The caller's policy's refocus text ("that's outside what I can help with; I can help with …"): the
+    answer of the controlled fallbacks of ``inference.fallback`` (a request about labels this role may
+    not use, or one no label and no OutOfScope node is close to)."""
     return access_control(envelope, runtime).refocus_message
 
 

@@ -9,7 +9,8 @@ MEMORY whose ``details["memory"]`` says what happened (and lands in the request'
   low confidence → LOW_CONFIDENCE_INFO_WRITE), scope rules of the request's policy (``memory_scopes``;
   USER scope needs ``context.user_id``), then ``memory.services.memory_write``. A dry run writes
   nothing. The write is conservative and never structural. A question routed here ("which channel did
-  I say I prefer?") writes nothing and reads back instead (``details["memory"]["read"]``).
+  I say I prefer?") writes nothing and reads back instead (``details["memory"]["read"]``) when the
+  policy admits MemoryRead nodes.
 * **MemoryRead** — the caller's memories most relevant to the prompt, graph-reranked, each node
   followed through the split redirection table of the pinned snapshot; the soft update of redirected
   items is written after the read. Only items at ``READ_MIN_SIMILARITY`` or more are shown.
@@ -88,9 +89,10 @@ def memory_outcome(
     details = memory_write_step(
         node=node, envelope=envelope, decision=decision, weaver=weaver, landing=landing, request=request
     )
-    if details.get("reason") == "question":
+    if details.get("reason") == "question" and decision.constraints.admits_node_type("MemoryRead"):
         # "what did I tell you about my contact preference?" lands where such facts are written: nothing
-        # to remember in a question, so the step reads back what was remembered instead
+        # to remember in a question, so the step reads back what was remembered instead — when the
+        # caller's policy lets it read memory at all (a write-only policy forbids MemoryRead nodes)
         details = {**details, "read": read()}
         answer = _read_lines(details["read"])
     else:
@@ -105,6 +107,8 @@ def _read_lines(details: dict[str, Any]) -> str:
 
 def _not_written_answer(details: dict[str, Any]) -> str:
     reason = details.get("reason", "")
+    if reason == "question":
+        return "There is nothing to remember in a question."
     if reason == "dry_run":
         return "Dry run: nothing was saved."
     return "I can't save that here."

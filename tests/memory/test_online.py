@@ -91,6 +91,25 @@ def test_a_question_routed_to_a_memorywrite_reads_back_what_was_remembered(mem_r
     assert EpisodicMemory.objects.count() == before
 
 
+def test_a_write_only_policy_does_not_read_back_through_a_memorywrite(mem):
+    """A policy that forbids MemoryRead nodes may still write: a question at the write node then reads
+    nothing back (the read-back must not bypass the policy)."""
+    from ontology.releases import release_publish
+    from taxonomy.models import Policy
+
+    Policy.objects.filter(project=mem, key="customer").update(forbidden_node_types=["MemoryRead"])
+    release_publish(project=mem, actor=None)
+    infer(mem, REMEMBER)
+    assert EpisodicMemory.objects.count() == 1  # writing is still allowed
+
+    result = infer(mem, "Which contact channel did I say I prefer?")
+
+    assert result.route.target == "N-remember-preferences", result.explanation
+    memory = result.outcome.details["memory"]
+    assert memory["reason"] == "question" and "read" not in memory
+    assert result.outcome.answer == "There is nothing to remember in a question."
+
+
 def test_a_role_without_memory_scopes_writes_nothing(mem_released):
     result = infer(mem_released, REMEMBER, role="anonymous")
 

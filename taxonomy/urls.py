@@ -1,7 +1,6 @@
 """Curation UI of one project, mounted at ``/p/<slug:project>/`` (namespace ``taxonomy``)."""
 
 from django.urls import path
-from django.views.generic import RedirectView
 
 from . import views
 
@@ -10,8 +9,7 @@ app_name = "taxonomy"
 LABEL = "taxonomy/labels/<str:label_id>/"
 
 urlpatterns = [
-    # the project's own address opens its taxonomy (access is checked there)
-    path("", RedirectView.as_view(pattern_name="taxonomy:tree", permanent=False), name="project_home"),
+    path("", views.project_home, name="project_home"),
     path("taxonomy/", views.taxonomy_page, name="tree"),
     path("taxonomy/clusters/new/", views.cluster_create, name="cluster_create"),
     path("taxonomy/labels/new/", views.label_create, name="label_create"),

@@ -26,7 +26,7 @@ from .labels import (
     label_term_remove,
 )
 from .packs import pack_download, packs_page
-from .tree import cluster_create, label_create, taxonomy_page
+from .tree import cluster_create, label_create, project_home, taxonomy_page
 
 __all__ = [
     "cluster_create",
@@ -44,6 +44,7 @@ __all__ = [
     "packs_page",
     "policy_detail",
     "policy_list",
+    "project_home",
     "role_detail",
     "role_list",
     "taxonomy_page",

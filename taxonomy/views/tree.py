@@ -41,6 +41,13 @@ def _tree_context(access: ProjectAccess, *, q: str = "", highlight: str = "") ->
 
 
 @project_view("GET")
+def project_home(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """A project's own address (``/p/<slug>/``): its taxonomy, for members (others get the 404 of every
+    project page)."""
+    return redirect(project_url("tree", access))
+
+
+@project_view("GET")
 def taxonomy_page(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     """The cluster → label tree; with ``q``, the labels matching a search (htmx: the region only)."""
     context = _tree_context(

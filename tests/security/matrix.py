@@ -94,6 +94,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "release-activate": {"POST": API_PUBLISH},
     "release-diff": {"GET": API_READ},
     # web UI: taxonomy, typologies, policies, roles, history, packs
+    "taxonomy:project_home": {"GET": UI_READ},  # members: a redirect to the taxonomy
     "taxonomy:tree": {"GET": UI_READ},
     "taxonomy:cluster_create": {"POST": UI_CURATE},
     "taxonomy:label_create": {"GET": UI_READ, "POST": UI_CURATE},

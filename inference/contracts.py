@@ -212,7 +212,7 @@ class ActiveCheck:
     kind: str  # "helpful" | "disambiguate"
     question: str
     options: tuple[str, ...] = ()
-    reason: str = ""  # "low_c_info" | "mid_c_info" | "vector_ambiguity" | "sampled"
+    reason: str = ""  # "low_c_info" | "mid_c_info" | "vector_ambiguity" | "sampled" | "abstained" (fallback)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ the caller. Four cases, in this order:
 * **in-domain ambiguity** — the weaver did not call the prompt out of domain (no OOD flag) but was too
   unsure to keep a label (a low margin, a low confidence): CLARIFY with "Do you mean X or Y?" over the
   two best labels the policy admits (``clarify_options``; §2.4's "prefer a Clarify-first path when
-  ambiguity remains"), an active check of kind ``disambiguate`` whose options a client sends back as
-  ``disambiguation`` feedback.
+  ambiguity remains"), an active check of kind ``disambiguate``. A client answers it with a
+  continuation request (``inference.clarification``), which is answered for the chosen label.
 * otherwise OUT_OF_SCOPE with the policy's refocus message: the generic "that's outside what I can help
   with; I can help with …" every policy states.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .clarification import Option, options_details
 from .classifier import OOS_CLASS
 from .contracts import (
     ActiveCheck,
@@ -85,9 +86,7 @@ def abstention_outcome(
                     kind=OutcomeKind.CLARIFY,
                     answer="I'm not sure what you need. " + question,
                     active_check=ActiveCheck("disambiguate", question, names, "abstained"),
-                    details={
-                        "clarify": {"options": [{"label_id": lid, "name": name} for lid, name in options]}
-                    },
+                    details=options_details([Option(lid, name) for lid, name in options]),
                 ),
                 "Not sure between "
                 + " and ".join(f"{name} ({lid})" for lid, name in options)

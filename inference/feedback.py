@@ -2,8 +2,9 @@
 
 Helpfulness yes → INFO_CONFIRMED_SUCCESS, no → INFO_LOW_CONFIDENCE; an action outcome confirms or
 fails an ACTION; a disambiguation choice is recorded as evidence (it names the branch the user meant)
-without confirming anything. Silence changes nothing. A feedback with the same idempotency key for
-the same request is applied once.
+without confirming anything — only on a request that asked "Do you mean X or Y?", only for one of its
+options, stored as the option's LabelID (``inference.clarification``). Silence changes nothing. A
+feedback with the same idempotency key for the same request is applied once.
 """
 
 from __future__ import annotations
@@ -14,8 +15,25 @@ from django.db import IntegrityError, transaction
 
 from arg_platform.errors import NotFound, RuleViolation, Violation
 
+from .clarification import choice_violation, option_chosen, options_offered
 from .contracts import InfoStatus, OutcomeKind
 from .models import Feedback, InferenceLog
+
+# the idempotency key of the disambiguation feedback a continuation records: + its own request id
+ANSWERED_BY = "answered-by:"
+
+
+def _offered_choice(log: InferenceLog, choice: str) -> str:
+    """The LabelID of the option ``choice`` names among those ``log`` offered, or a 400 listing them."""
+    options = options_offered(log.outcome_details)
+    if not options:
+        raise RuleViolation(
+            Violation("feedback.kind", 'this request asked no "Do you mean X or Y?" question', "kind")
+        )
+    option = option_chosen(options, choice)
+    if option is None:
+        raise RuleViolation(choice_violation(options, choice, rule="feedback.choice", field="choice"))
+    return option.label_id
 
 
 def feedback_record(
@@ -48,6 +66,8 @@ def feedback_record(
                 raise NotFound(f"request {request_id} not found in this project")
             if kind == Feedback.Kind.ACTION_OUTCOME and log.outcome_kind != OutcomeKind.ACTION:
                 raise RuleViolation(Violation("feedback.kind", "this request did not run an action", "kind"))
+            if kind == Feedback.Kind.DISAMBIGUATION:
+                choice = _offered_choice(log, choice)
             if source == Feedback.Source.REVIEWER and (kind != Feedback.Kind.HELPFUL or helpful is None):
                 raise RuleViolation(
                     Violation(

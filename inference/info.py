@@ -39,6 +39,7 @@ from django.conf import settings
 
 from ontology.snapshot import GraphSnapshot, NodeView
 
+from .clarification import Option, options_details
 from .contracts import (
     ActiveCheck,
     Citation,
@@ -182,6 +183,7 @@ class InfoIndex:
 
     label_phrases: Mapping[str, tuple[tuple[frozenset[str], float], ...]]  # LabelID → (tokens, weight)
     label_names: Mapping[str, str]
+    active_labels: frozenset[str]
     label_cluster: Mapping[str, str]
     budgets: Mapping[str, int]  # typology key → complexity budget
     default_typology: str | None
@@ -221,6 +223,9 @@ class InfoIndex:
         return cls(
             label_phrases={label_id: phrases(label_id) for label_id in labels},
             label_names={label_id: label["name"] for label_id, label in labels.items()},
+            active_labels=frozenset(
+                label_id for label_id, label in labels.items() if label.get("status", "ACTIVE") == "ACTIVE"
+            ),
             label_cluster={label_id: label["cluster"] for label_id, label in labels.items()},
             budgets={t["key"]: int(t.get("complexity_budget") or 0) for t in typologies},
             default_typology=next((t["key"] for t in typologies if t.get("is_default")), None),
@@ -484,25 +489,25 @@ def sampled(seed: str, sample_rate: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < sample_rate
 
 
-def nearby_branches(
-    snapshot: GraphSnapshot, index: InfoIndex, weaver: WeaverResult, route: Route
-) -> list[str]:
-    """The two best plausible branches: the weaver's top-K label names, else the best scored nodes."""
-    names: list[str] = []
+def nearby_branches(index: InfoIndex, weaver: WeaverResult, decision: PolicyDecision) -> list[Option]:
+    """The two plausible branches to ask about: the best labels of the weaver's label-vector top-K
+    that are ACTIVE and that the caller's policy admits, distinct by name (fewer than two: none).
+
+    A SHADOW label is still under evaluation and a forbidden one is not for this caller: neither is
+    offered, and the user's answer (``inference.clarification``) is one of these labels."""
+    options: list[Option] = []
     for label_id, _score in weaver.top_k:
         name = index.label_names.get(label_id)
-        if name and name not in names:
-            names.append(name)
-        if len(names) == 2:
-            return names
-    names = []
-    for scored in route.scored:
-        if scored.node_id in snapshot.position:
-            title = snapshot.node(scored.node_id).title
-            if title not in names:
-                names.append(title)
-        if len(names) == 2:
-            return names
+        if (
+            not name
+            or label_id not in index.active_labels
+            or not decision.constraints.admits_label(label_id)
+            or any(o.name == name for o in options)
+        ):
+            continue
+        options.append(Option(label_id, name))
+        if len(options) == 2:
+            return options
     return []
 
 
@@ -510,14 +515,14 @@ def active_check_for(
     *,
     value: float,
     weaver: WeaverResult,
-    branches: Sequence[str],
+    branches: Sequence[Option],
     seed: str,
     sample_rate: float,
     params: InfoParams = DEFAULT_PARAMS,
 ) -> ActiveCheck | None:
     """The one question to ask, if any (§2.9.5): ambiguity first, then low / mid C_info, then sampling."""
     if Flag.VECTOR_AMBIGUITY in weaver.flags and len(branches) == 2:
-        x, y = branches
+        x, y = (branch.name for branch in branches)
         return ActiveCheck("disambiguate", f"Do you mean {x} or {y}?", (x, y), "vector_ambiguity")
     helpful = ("Yes", "No")
     if value < params.low_threshold:
@@ -682,10 +687,11 @@ def answer_info(
         best_sentence_cosine=found.best_cosine,
         params=params,
     )
+    branches = nearby_branches(index, weaver, decision)
     check = active_check_for(
         value=confidence.value,
         weaver=weaver,
-        branches=nearby_branches(snapshot, index, weaver, route),
+        branches=branches,
         seed=rng_seed if rng_seed is not None else envelope.request_id,
         sample_rate=sample_rate,
         params=params,
@@ -698,6 +704,8 @@ def answer_info(
     }
     if llm_error:
         details["llm_error"] = llm_error
+    if check is not None and check.kind == "disambiguate":
+        details.update(options_details(branches))
     return Outcome(
         kind=OutcomeKind.INFO,
         answer=answer,

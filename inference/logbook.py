@@ -63,15 +63,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
             policy_reasons=list(decision.reasons) if decision else [],
             labels_raw=result.lexical.raw if result.lexical else {},
             labels_blocked=[list(b) for b in result.lexical.blocked] if result.lexical else [],
-            weaver={
-                "top_k": weaver.top_k,
-                "classifier": weaver.classifier,
-                "proposer_used": weaver.proposer_used,
-                "rejected": weaver.rejected,
-                "shadow": weaver.shadow,
-            }
-            if weaver
-            else {},
+            weaver=_weaver_json(result),
             labels_final=weaver.l_final if weaver else {},
             confidence=weaver.confidence if weaver else None,
             flags=result.flags,
@@ -100,6 +92,23 @@ def log_result(result: InferenceResult) -> InferenceLog:
         flags=log.flags,
     )
     return log
+
+
+def _weaver_json(result: InferenceResult) -> dict[str, Any]:
+    """The weaver's column: its rankings and, for a continuation, the question answered and the
+    label the user chose (``inference.clarification``), kept even when the policy answered first."""
+    weaver, out = result.weaver, {}
+    if weaver is not None:
+        out = {
+            "top_k": weaver.top_k,
+            "classifier": weaver.classifier,
+            "proposer_used": weaver.proposer_used,
+            "rejected": weaver.rejected,
+            "shadow": weaver.shadow,
+        }
+    if result.clarified is not None:
+        out["chosen"] = {"request_id": result.clarified.request_id, **result.clarified.option.as_json()}
+    return out
 
 
 def _plain(value: Any) -> Any:

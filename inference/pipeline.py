@@ -23,6 +23,7 @@ from typing import Any
 
 from arg_platform.errors import DomainError, RuleViolation
 
+from .clarification import Clarified
 from .contracts import (
     Envelope,
     Flag,
@@ -60,8 +61,10 @@ class InferenceRequest:
     dry_run: bool = False
     idempotency_key: str | None = None
     weaver_params: Any = None  # WeaverParams override (benchmarks calibrate on validation data)
-    landing_params: Any = None  # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
+    # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
+    landing_params: Any = None
     snapshot: Any = None  # a frozen GraphSnapshot to serve from instead of the active one (offline replay)
+    disambiguation: tuple[str, str] | None = None  # (asking request id, choice): a continuation
 
 
 @dataclass
@@ -78,6 +81,7 @@ class InferenceResult:
     landing: Landing | None = None
     route: Route | None = None
     outcome: Outcome | None = None
+    clarified: Clarified | None = None  # a continuation: the question it answers and the option taken
     postcheck_reasons: tuple[str, ...] = ()
     explanation: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -111,6 +115,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
     from ontology.snapshots import pin_snapshot
 
     from . import actions, info, landing, lexical, policy_manager, traversal
+    from .clarification import clarified_request
     from .envelope import build_envelope
     from .fallback import abstention_outcome
     from .graph_runtime import graph_runtime_for
@@ -137,6 +142,11 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 runtime=runtime,
             )
         result.envelope = envelope
+        if request.disambiguation is not None:  # input, checked before anything is decided
+            asked_in, choice = request.disambiguation
+            result.clarified = clarified_request(
+                project_id=request.project.pk, request_id=asked_in, choice=choice
+            )
         with _step(result, "policy"):
             decision = policy_manager.precheck(envelope, runtime)
         result.decision = decision
@@ -160,6 +170,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 prompt_vec=prompt_vec,
                 lexical=result.lexical,
                 decision=decision,
+                chosen=result.clarified.option.label_id if result.clarified is not None else None,
                 **({"params": request.weaver_params} if request.weaver_params is not None else {}),
             )
         graph_runtime = graph_runtime_for(snapshot)
@@ -280,6 +291,11 @@ def _explain(result: InferenceResult, snapshot: Any, runtime: Any) -> str:
     """A human-readable account of the path, as much as the policy allows (RESTRICT hides the path)."""
     parts: list[str] = []
     weaver = result.weaver
+    if result.clarified is not None:
+        option = result.clarified.option
+        parts.append(
+            f"Asked in request {result.clarified.request_id}; the user chose {option.name} ({option.label_id})."
+        )
     if weaver is not None and weaver.l_final:
         names = []
         for label_id in weaver.l_final:

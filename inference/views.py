@@ -18,7 +18,9 @@ from django.shortcuts import redirect
 from projects.access import ProjectAccess
 from taxonomy.views.base import project_view, render_page
 
+from .clarification import options_offered
 from .contracts import RequestContext
+from .feedback import ANSWERED_BY
 from .logbook import log_result
 from .models import InferenceLog
 from .pipeline import InferenceRequest, run_inference
@@ -40,6 +42,9 @@ STEP_ORDER = (
 class TryForm(forms.Form):
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=4000)
     role = forms.CharField(required=False, max_length=63, help_text="policy role (empty: none)")
+    # answering a tried request's "Do you mean X or Y?" as its user would (inference.clarification)
+    answers = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+    choice = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
 
 def _roles(access: ProjectAccess) -> list[str]:
@@ -50,10 +55,13 @@ def _roles(access: ProjectAccess) -> list[str]:
 
 @project_view("GET", "POST")
 def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
-    """Recent requests, filterable by outcome kind and flag; a form to try a prompt (curators)."""
+    """Recent requests, filterable by outcome kind and flag; a form to try a prompt (curators), which
+    also answers a tried request's "Do you mean X or Y?" (the trace page's option buttons). A curator's
+    answer is not a user's: it records no disambiguation feedback."""
     form = TryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         role = form.cleaned_data["role"].strip() or None
+        answers = form.cleaned_data["answers"].strip()
         result = run_inference(
             InferenceRequest(
                 request_id=getattr(request, "request_id", None) or uuid.uuid4().hex,
@@ -61,6 +69,7 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
                 prompt=form.cleaned_data["prompt"],
                 context=RequestContext(role=role),
                 default_role=role,
+                disambiguation=(answers, form.cleaned_data["choice"]) if answers else None,
             )
         )
         log = log_result(result)
@@ -103,11 +112,14 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     )
 
 
-def _label_names(log: InferenceLog) -> dict[str, str]:
+def _label_names(log: InferenceLog, also: set[str]) -> dict[str, str]:
     from taxonomy.models import Label
 
     ids = (
-        set(log.labels_final) | set(log.labels_raw) | {lid for lid, _ in (log.weaver or {}).get("top_k", [])}
+        set(log.labels_final)
+        | set(log.labels_raw)
+        | {lid for lid, _ in (log.weaver or {}).get("top_k", [])}
+        | also
     )
     return dict(Label.objects.filter(project=log.project, label_id__in=ids).values_list("label_id", "name"))
 
@@ -125,7 +137,12 @@ def trace_detail(request: HttpRequest, access: ProjectAccess, request_id: str) -
         for step in STEP_ORDER
         if step in timings
     ]
-    names = _label_names(log)
+    feedback = list(log.feedback.all())
+    names = _label_names(log, also={item.choice for item in feedback if item.choice})
+    for item in feedback:  # a disambiguation stores the LabelID; its continuation is named by the key
+        item.choice_name = names.get(item.choice, "")
+        key = item.idempotency_key or ""
+        item.continuation = key.removeprefix(ANSWERED_BY) if key.startswith(ANSWERED_BY) else ""
     return render_page(
         request,
         "inference/trace_detail.html",
@@ -135,7 +152,9 @@ def trace_detail(request: HttpRequest, access: ProjectAccess, request_id: str) -
             "bars": bars,
             "total_ms": timings.get("total"),
             "names": names,
-            "feedback": list(log.feedback.all()),
+            "feedback": feedback,
+            "chosen": (log.weaver or {}).get("chosen"),
+            "options": options_offered(log.outcome_details),
             "raw": sorted(
                 ((names.get(k, k), k, v) for k, v in (log.labels_raw or {}).items()), key=lambda x: -x[2]
             ),

@@ -7,7 +7,8 @@ taxonomy validator, the final arbiter. Output: ``L_final``, ``confidence_global`
 
 Terms: *margin* = p(top-1) − p(top-2) of the classifier; *OOD* = no label is probable and nothing in
 the label index is close; *cold start* (NEW_INTENT_CANDIDATE) = the words are in-domain (lexical hits)
-but no label is confident.
+but no label is confident; *chosen* = the label a user picked when asked "Do you mean X or Y?"
+(``inference.clarification``): it replaces the cascade's choice, and the validator still judges it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ class WeaverParams:
     abstain_probability: float = 0.45  # LOW_MARGIN with top-1 below this → ABSTAIN_RECOMMENDED
     secondary_probability: float = 0.35  # other compatible labels kept in L_final above this
     cold_start_lexical: float = 0.6  # best lexical score at least this while OOD-like → NEW_INTENT_CANDIDATE
+
+
+# what a user's answer to "Do you mean X or Y?" settles: none of these describe the request any more
+RESOLVED_BY_CHOICE = frozenset(
+    {Flag.OOD, Flag.NEW_INTENT_CANDIDATE, Flag.LOW_MARGIN, Flag.VECTOR_AMBIGUITY, Flag.ABSTAIN_RECOMMENDED}
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +77,14 @@ def weave(
     decision: PolicyDecision,
     params: WeaverParams = WeaverParams(),
     proposer: Any = None,
+    chosen: str | None = None,
 ) -> WeaverResult:
+    """``L_final``, ``confidence_global`` and the flags of one request (the module docstring).
+
+    With ``chosen`` the rankings are still computed and logged, but the user's answer settles what
+    they were unsure about: ``chosen`` is the one candidate, at confidence 1, and the flags that
+    describe the uncertainty the question resolved are dropped (``RESOLVED_BY_CHOICE``). The
+    taxonomy validator and the policy's label gate judge it like any other candidate."""
     flags: set[Flag] = set()
     cosines = index.label_vectors @ prompt_vec if len(index.label_ids) else np.zeros(0)
     order = top_indices(cosines, params.top_k)
@@ -118,8 +132,13 @@ def weave(
     if Flag.OOD in flags or (Flag.LOW_MARGIN in flags and p1 < params.abstain_probability):
         flags.add(Flag.ABSTAIN_RECOMMENDED)
 
+    if chosen is not None:
+        scored, p1, p2 = {chosen: 1.0}, 1.0, 0.0
+        flags -= RESOLVED_BY_CHOICE
+
     proposer_used = False
-    if proposer is not None and (flags & {Flag.LOW_MARGIN, Flag.VECTOR_AMBIGUITY}) and Flag.OOD not in flags:
+    unsure = bool(flags & {Flag.LOW_MARGIN, Flag.VECTOR_AMBIGUITY}) and Flag.OOD not in flags
+    if chosen is None and proposer is not None and unsure:
         choice = proposer([lid for lid, _ in active_top])
         proposer_used = True
         if choice is None:

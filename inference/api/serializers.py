@@ -43,6 +43,13 @@ def _parameters_checked(value: Any) -> None:
         raise serializers.ValidationError("Null characters and lone surrogates are not allowed.")
 
 
+class DisambiguationSerializer(serializers.Serializer):
+    """The answer to an earlier request's "Do you mean X or Y?" (``inference.clarification``)."""
+
+    request_id = serializers.CharField(max_length=64, help_text="the request that asked")
+    choice = serializers.CharField(max_length=200, help_text="an option's LabelID or its name")
+
+
 class InferRequestSerializer(serializers.Serializer):
     prompt = PromptField(max_length=MAX_PROMPT_FIELD, allow_blank=True, trim_whitespace=False)
     context = ContextSerializer(required=False)
@@ -51,6 +58,11 @@ class InferRequestSerializer(serializers.Serializer):
     )
     dry_run = serializers.BooleanField(required=False, default=False)
     idempotency_key = serializers.CharField(max_length=128, required=False, allow_blank=True)
+    disambiguation = DisambiguationSerializer(
+        required=False,
+        help_text='answers the "Do you mean X or Y?" of an earlier request: this one is answered for '
+        "the chosen label (send the prompt the question was about)",
+    )
 
 
 class CitationSerializer(serializers.Serializer):
@@ -96,6 +108,9 @@ class InferResponseSerializer(serializers.Serializer):
     flags = serializers.ListField(child=serializers.CharField())
     policy = serializers.DictField()
     timings_ms = serializers.DictField(child=serializers.FloatField())
+    disambiguation = serializers.DictField(
+        allow_null=True, help_text="a continuation: the request that asked, the chosen label_id and name"
+    )
 
 
 class FeedbackSerializer(serializers.Serializer):
@@ -154,12 +169,13 @@ def plain_infer_request(data: Any) -> dict[str, Any] | None:
     is almost always plain: a JSON object of the declared keys holding strings, a list of strings, a
     boolean and a flat parameter object. This reads such a request directly; anything else — a missing
     or blank value, another type, a timestamp, an unknown key, a value over its limit, a NUL or
-    surrogate character — returns ``None`` and the serializer decides, with its own field messages.
+    surrogate character, a continuation's ``disambiguation`` — returns ``None`` and the serializer
+    decides, with its own field messages.
     The two agree wherever this answers (``tests/inference/test_plain_request.py`` checks it on
     generated requests), and the limits are read from the serializers above, never repeated.
     """
-    if type(data) is not dict or not data.keys() <= _TOP_KEYS:
-        return None
+    if type(data) is not dict or not data.keys() <= _TOP_KEYS or "disambiguation" in data:
+        return None  # a continuation is rare: the serializer reads it
     prompt = data.get("prompt")
     if type(prompt) is not str or len(prompt) > _PROMPT_CHARS or UNSTORABLE_RE.search(prompt):
         return None

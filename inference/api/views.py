@@ -22,7 +22,7 @@ from projects.api.base import request_token
 from projects.selectors import project_access_require
 
 from ..contracts import RequestContext, plain
-from ..feedback import feedback_record
+from ..feedback import ANSWERED_BY, feedback_record
 from ..logbook import log_result
 from ..pipeline import InferenceRequest, InferenceResult, run_inference
 from . import serializers as s
@@ -78,7 +78,15 @@ def _response_body(result: InferenceResult) -> dict[str, Any]:
             "response_mode": str(result.decision.response_mode) if result.decision else None,
         },
         "timings_ms": result.timings_ms,
+        "disambiguation": None
+        if result.clarified is None
+        else {"request_id": result.clarified.request_id, **result.clarified.option.as_json()},
     }
+
+
+def _disambiguation(valid: dict[str, Any]) -> tuple[str, str] | None:
+    given = valid.get("disambiguation")
+    return (given["request_id"], given["choice"]) if given else None
 
 
 class InferView(APIView):
@@ -117,11 +125,20 @@ class InferView(APIView):
                 parameters=dict(valid.get("parameters") or {}),
                 dry_run=valid["dry_run"],
                 idempotency_key=valid.get("idempotency_key") or None,
+                disambiguation=_disambiguation(valid),
             )
         )
         log_result(result)
         if result.error is not None:
             raise result.error
+        if result.clarified is not None:  # the user's choice is evidence about the asking request
+            feedback_record(
+                project_id=access.project.pk,
+                request_id=result.clarified.request_id,
+                kind="disambiguation",
+                choice=result.clarified.option.label_id,
+                idempotency_key=ANSWERED_BY + request_id,
+            )
         return Response(_response_body(result))
 
     @staticmethod

@@ -56,7 +56,7 @@ def test_an_ambiguous_in_domain_request_is_asked_which_of_two_labels(demo_snapsh
     check = result.outcome.active_check
     assert check.kind == "disambiguate" and check.options == ("SSO & SAML login", "Set up 2FA")
     assert result.outcome.answer == "I'm not sure what you need. Do you mean SSO & SAML login or Set up 2FA?"
-    assert result.outcome.details["clarify"]["options"] == [
+    assert result.outcome.details["disambiguate"]["options"] == [
         {"label_id": "L00028", "name": "SSO & SAML login"},
         {"label_id": "L00025", "name": "Set up 2FA"},
     ]

@@ -20,7 +20,6 @@ from inference.contracts import (
     RequestContext,
     ResponseMode,
     Route,
-    ScoredNode,
     WeaverResult,
 )
 from inference.info import (
@@ -28,6 +27,8 @@ from inference.info import (
     active_check_for,
     answer_info,
     chat_completions_url,
+    info_index_for,
+    nearby_branches,
     sampled,
     sentences,
     status_after_feedback,
@@ -272,21 +273,37 @@ def test_vector_ambiguity_asks_x_or_y_with_the_two_best_branches(demo_snapshot):
         ("Set up 2FA", "Lost 2FA device"),
         "vector_ambiguity",
     )
+    # what a continuation answers against (inference.clarification)
+    assert outcome.details["disambiguate"]["options"] == [
+        {"label_id": "L00025", "name": "Set up 2FA"},
+        {"label_id": "L00026", "name": "Lost 2FA device"},
+    ]
 
 
-def test_vector_ambiguity_falls_back_to_the_best_scored_nodes_of_the_route(demo_snapshot):
+def test_vector_ambiguity_with_a_single_branch_asks_no_x_or_y(demo_snapshot):
+    """One label in the top-K is no choice: the question falls back to the C_info checks (asking about
+    graph nodes would offer the user something no continuation can route to)."""
     ambiguous = weaver("L00025", flags=frozenset({Flag.VECTOR_AMBIGUITY}))  # one label in the top-K
-    route = Route(
-        target=SETUP_2FA,
-        path_nodes=(SETUP_2FA,),
-        scored=(ScoredNode(SETUP_2FA, 0.9), ScoredNode("N-access-recovery-codes", 0.8)),
-    )
 
-    outcome = answer(demo_snapshot, ALIGNED, weaver=ambiguous, route=route)
+    outcome = answer(demo_snapshot, ALIGNED, weaver=ambiguous, sample_rate=1.0)
 
-    setup, codes = demo_snapshot.node(SETUP_2FA).title, demo_snapshot.node("N-access-recovery-codes").title
-    assert outcome.active_check.question == f"Do you mean {setup} or {codes}?"
-    assert outcome.active_check.options == (setup, codes)
+    assert outcome.active_check is not None and outcome.active_check.kind == "helpful"
+    assert "disambiguate" not in outcome.details
+
+
+def test_the_branches_asked_about_are_active_labels_the_policy_admits(demo_snapshot):
+    """A SHADOW label is still under evaluation and a forbidden one is not for this caller: neither is
+    offered as "X or Y?", and fewer than two branches is no question."""
+    index = info_index_for(demo_snapshot)
+    top = (("L00056", 0.72), ("L00025", 0.71), ("L00026", 0.70), ("L00028", 0.69))  # L00056 is SHADOW
+    ambiguous = WeaverResult(top_k=top, flags=frozenset({Flag.VECTOR_AMBIGUITY}))
+
+    def asked(policy: PolicyDecision) -> list[str]:
+        return [option.label_id for option in nearby_branches(index, ambiguous, policy)]
+
+    assert asked(decision()) == ["L00025", "L00026"]
+    assert asked(decision(forbidden_labels=frozenset({"L00025"}))) == ["L00026", "L00028"]
+    assert asked(decision(allowed_labels=frozenset({"L00028"}))) == []
 
 
 def test_controlled_sampling_is_deterministic_and_close_to_its_rate(demo_snapshot):

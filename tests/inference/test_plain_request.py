@@ -55,7 +55,9 @@ context = st.dictionaries(
     st.one_of(values, st.lists(texts, max_size=22)),
 )
 requests = st.dictionaries(
-    st.sampled_from(["prompt", "context", "parameters", "dry_run", "idempotency_key", "extra"]),
+    st.sampled_from(
+        ["prompt", "context", "parameters", "dry_run", "idempotency_key", "disambiguation", "extra"]
+    ),
     st.one_of(
         values,
         context,
@@ -131,3 +133,13 @@ def test_what_only_the_serializer_can_judge_goes_to_it() -> None:
         ["hi"],
     ):
         assert plain_infer_request(data) is None, data
+
+
+def test_a_continuation_is_read_by_the_serializer():
+    """``disambiguation`` (the answer to an earlier "X or Y?") is never read by the plain path, so its
+    field messages are the serializer's."""
+    data = {"prompt": "sso", "disambiguation": {"request_id": "abc", "choice": "SSO & SAML login"}}
+
+    assert plain_infer_request(data) is None
+    assert _serializer(data)["disambiguation"] == {"request_id": "abc", "choice": "SSO & SAML login"}
+    assert _serializer({"prompt": "sso", "disambiguation": {"request_id": "abc"}}) is None

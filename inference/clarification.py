@@ -21,12 +21,13 @@ Terms:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from arg_platform.errors import RuleViolation, Violation
 
+OPTIONS_ASKED = 2  # "X or Y": fewer branches is no question
 DETAILS_KEY = "disambiguate"  # outcome_details key of the options a request offered
 LEGACY_DETAILS_KEY = "clarify"  # the same, in log rows written before the key was shared
 
@@ -48,6 +49,28 @@ class Clarified:
 
     request_id: str
     option: Option
+
+
+def offerable_options(
+    ranked: Iterable[str], name_of: Callable[[str], str | None], decision: Any
+) -> list[Option]:
+    """The options to ask about: the first ``OPTIONS_ASKED`` labels of ``ranked`` (LabelIDs, best
+    first) that may be offered — ``name_of`` names an ACTIVE label and returns ``None`` for any other
+    (a SHADOW label is still under evaluation), the caller's policy admits it, and its name is not one
+    already offered. Fewer than ``OPTIONS_ASKED``: none (``[]``)."""
+    options: list[Option] = []
+    for label_id in ranked:
+        name = name_of(label_id)
+        if (
+            not name
+            or not decision.constraints.admits_label(label_id)
+            or any(option.name == name for option in options)
+        ):
+            continue
+        options.append(Option(label_id, name))
+        if len(options) == OPTIONS_ASKED:
+            return options
+    return []
 
 
 def options_details(options: Sequence[Option]) -> dict[str, Any]:

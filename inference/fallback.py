@@ -27,7 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .clarification import Option, options_details
+from taxonomy.validator import POLICY_LABEL_GATE
+
+from .clarification import Option, offerable_options, options_details
 from .classifier import OOS_CLASS
 from .contracts import (
     ActiveCheck,
@@ -40,7 +42,6 @@ from .contracts import (
     WeaverResult,
 )
 
-CLARIFY_OPTIONS = 2
 RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al., 2009)
 
 
@@ -72,26 +73,24 @@ def abstention_outcome(
     if weaver.policy_gated:  # the labels exist, not for this role
         return (
             Outcome(kind=OutcomeKind.REFOCUS, answer=refocus_message(envelope, runtime)),
-            "Outside what this role may ask; refocused (policy.label_gate).",
+            f"Outside what this role may ask; refocused ({POLICY_LABEL_GATE}).",
         )
     if landing.candidates and landing.candidates[0][1] >= params.specific_out_of_scope:
         return None
-    if Flag.OOD not in weaver.flags:
-        options = clarify_options(runtime, decision, weaver, lexical)
-        if len(options) == CLARIFY_OPTIONS:
-            names = tuple(name for _, name in options)
-            question = "Do you mean " + " or ".join(names) + "?"
-            return (
-                Outcome(
-                    kind=OutcomeKind.CLARIFY,
-                    answer="I'm not sure what you need. " + question,
-                    active_check=ActiveCheck("disambiguate", question, names, "abstained"),
-                    details=options_details([Option(lid, name) for lid, name in options]),
-                ),
-                "Not sure between "
-                + " and ".join(f"{name} ({lid})" for lid, name in options)
-                + "; asked which.",
-            )
+    if Flag.OOD not in weaver.flags and (options := clarify_options(runtime, decision, weaver, lexical)):
+        names = tuple(option.name for option in options)
+        question = "Do you mean " + " or ".join(names) + "?"
+        return (
+            Outcome(
+                kind=OutcomeKind.CLARIFY,
+                answer="I'm not sure what you need. " + question,
+                active_check=ActiveCheck("disambiguate", question, names, "abstained"),
+                details=options_details(options),
+            ),
+            "Not sure between "
+            + " and ".join(f"{o.name} ({o.label_id})" for o in options)
+            + "; asked which.",
+        )
     return (
         Outcome(kind=OutcomeKind.OUT_OF_SCOPE, answer=refocus_message(envelope, runtime)),
         "No label of this project fits the request, and no out-of-scope topic is close to it.",
@@ -100,9 +99,9 @@ def abstention_outcome(
 
 def clarify_options(
     runtime: Any, decision: PolicyDecision, weaver: WeaverResult, lexical: LexicalCandidates | None = None
-) -> list[tuple[str, str]]:
-    """Up to ``CLARIFY_OPTIONS`` (LabelID, name) pairs to ask about, ACTIVE labels the policy admits,
-    distinct by name, best first by *reciprocal rank fusion* of the three rankings the request already
+) -> list[Option]:
+    """The two labels to ask about (``clarification.offerable_options``: ACTIVE, admitted by the policy,
+    distinct by name), best first by *reciprocal rank fusion* of the three rankings the request already
     has — the distilled classifier, the label vector top-K and the lexical candidates: a label's score
     is the sum over rankings of ``1 / (RRF_K + rank)``. Fusing them keeps one weak ranking (the
     classifier third on "SSO & SAML login" while both others put it first) from choosing the question."""
@@ -116,21 +115,11 @@ def clarify_options(
     for ranking in rankings:
         for rank, label_id in enumerate(ranking, start=1):
             fused[label_id] = fused.get(label_id, 0.0) + 1.0 / (RRF_K + rank)
-    out: list[tuple[str, str]] = []
-    names: set[str] = set()
-    for label_id in sorted(fused, key=lambda lid: (-fused[lid], lid)):
+
+    def active_name(label_id: str) -> str | None:
         record = runtime.labels.get(label_id)
-        if (
-            record is None
-            or record.get("status") != "ACTIVE"
-            or not decision.constraints.admits_label(label_id)
-        ):
-            continue
-        name = str(record.get("name") or label_id)
-        if name in names:
-            continue
-        out.append((label_id, name))
-        names.add(name)
-        if len(out) == CLARIFY_OPTIONS:
-            break
-    return out
+        if record is None or record.get("status") != "ACTIVE":
+            return None
+        return str(record.get("name") or label_id)
+
+    return offerable_options(sorted(fused, key=lambda lid: (-fused[lid], lid)), active_name, decision)

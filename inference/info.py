@@ -39,7 +39,7 @@ from django.conf import settings
 
 from ontology.snapshot import GraphSnapshot, NodeView
 
-from .clarification import Option, options_details
+from .clarification import Option, offerable_options, options_details
 from .contracts import (
     ActiveCheck,
     Citation,
@@ -490,25 +490,13 @@ def sampled(seed: str, sample_rate: float) -> bool:
 
 
 def nearby_branches(index: InfoIndex, weaver: WeaverResult, decision: PolicyDecision) -> list[Option]:
-    """The two plausible branches to ask about: the best labels of the weaver's label-vector top-K
-    that are ACTIVE and that the caller's policy admits, distinct by name (fewer than two: none).
-
-    A SHADOW label is still under evaluation and a forbidden one is not for this caller: neither is
-    offered, and the user's answer (``inference.clarification``) is one of these labels."""
-    options: list[Option] = []
-    for label_id, _score in weaver.top_k:
-        name = index.label_names.get(label_id)
-        if (
-            not name
-            or label_id not in index.active_labels
-            or not decision.constraints.admits_label(label_id)
-            or any(o.name == name for o in options)
-        ):
-            continue
-        options.append(Option(label_id, name))
-        if len(options) == 2:
-            return options
-    return []
+    """The two plausible branches to ask about: the best offerable labels of the weaver's label-vector
+    top-K (``clarification.offerable_options``: ACTIVE, admitted by the policy, distinct by name)."""
+    return offerable_options(
+        (label_id for label_id, _ in weaver.top_k),
+        lambda label_id: index.label_names.get(label_id) if label_id in index.active_labels else None,
+        decision,
+    )
 
 
 def active_check_for(

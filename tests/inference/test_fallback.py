@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from inference.clarification import Option
 from inference.contracts import Flag, Landing, RequestContext, WeaverResult
 from inference.fallback import DEFAULT_FALLBACK_PARAMS, FallbackParams, abstention_outcome, clarify_options
 from inference.pipeline import InferenceRequest, run_inference
@@ -91,8 +92,8 @@ def test_a_close_out_of_scope_node_still_answers_and_clarify_options_obey_the_po
 
     # invoices (L00002) are not the visitor's: the options skip it
     assert clarify_options(demo, decision, unsure) == [
-        ("L00013", "Plans & subscription"),
-        ("L00060", "Service status"),
+        Option("L00013", "Plans & subscription"),
+        Option("L00060", "Service status"),
     ]
     far = Landing(node_start="N-global-oos-legal", candidates=(("N-global-oos-legal", 0.1),), abstained=True)
     outcome, _ = abstention_outcome(**kwargs, landing=far)

@@ -4,7 +4,9 @@ Helpfulness yes → INFO_CONFIRMED_SUCCESS, no → INFO_LOW_CONFIDENCE; an actio
 fails an ACTION; a disambiguation choice is recorded as evidence (it names the branch the user meant)
 without confirming anything — only on a request that asked "Do you mean X or Y?", only for one of its
 options, stored as the option's LabelID (``inference.clarification``). Silence changes nothing. A
-feedback with the same idempotency key for the same request is applied once.
+feedback with the same idempotency key for the same request is applied once, and a continuation's
+choice (idempotency key ``ANSWERED_BY`` + the continuation's request id) once per option: a client
+that retries the continuation sends a new request, and the retry must not count the choice twice.
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ def feedback_record(
                 raise RuleViolation(Violation("feedback.kind", "this request did not run an action", "kind"))
             if kind == Feedback.Kind.DISAMBIGUATION:
                 choice = _offered_choice(log, choice)
+                if idempotency_key.startswith(ANSWERED_BY) and log.feedback.filter(
+                    kind=kind, choice=choice[:200], idempotency_key__startswith=ANSWERED_BY
+                ).exists():
+                    return log  # a retried continuation: this choice is already recorded
             if source == Feedback.Source.REVIEWER and (kind != Feedback.Kind.HELPFUL or helpful is None):
                 raise RuleViolation(
                     Violation(

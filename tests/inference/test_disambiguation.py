@@ -99,6 +99,24 @@ def test_a_continuation_is_answered_for_the_label_the_user_chose(acme, customer,
     assert InferenceLog.objects.get(request_id=asked).silent_outcome is False
 
 
+def test_a_retried_continuation_records_its_choice_once(acme, customer):
+    """A client that times out and sends the continuation again makes a new request: it is answered
+    again, but the asking request keeps one record of each option the user chose."""
+    asked = ask(customer)["request_id"]
+
+    first, retry = answer(customer, asked, "SSO & SAML login"), answer(customer, asked, SSO)
+    changed_mind = answer(customer, asked, "Set up 2FA")
+
+    assert {first.status_code, retry.status_code, changed_mind.status_code} == {200}
+    assert first.json()["labels"] == retry.json()["labels"] == {SSO: 1.0}
+    assert first.json()["request_id"] != retry.json()["request_id"]
+    choices = Feedback.objects.filter(log__request_id=asked, kind="disambiguation").order_by("pk")
+    assert [(f.choice, f.idempotency_key) for f in choices] == [
+        (SSO, f"answered-by:{first.json()['request_id']}"),
+        (TWO_FA, f"answered-by:{changed_mind.json()['request_id']}"),
+    ]
+
+
 def test_the_policy_still_judges_the_chosen_label(acme, customer, token_client):
     """The anonymous visitor's policy does not allow SSO & SAML login: answering the customer's
     question with it gets that policy's refocus message, not the SSO answer."""

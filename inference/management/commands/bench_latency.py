@@ -33,7 +33,9 @@ class Command(BaseCommand):
             "--throughput-concurrency", type=int, default=8, help="throughput phase: requests in flight"
         )
         parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
-        parser.add_argument("--floor", type=int, default=200, help="prompts embedded for the embed-only floor")
+        parser.add_argument(
+            "--floor", type=int, default=200, help="prompts embedded for each embed-only floor (paced and tight)"
+        )
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--json", help="also write the results to this JSON file")
         parser.add_argument("--keep", action="store_true", help="keep the temporary data folder")

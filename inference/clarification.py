@@ -102,9 +102,31 @@ def option_chosen(options: Sequence[Option], choice: str) -> Option | None:
     return None
 
 
-def choice_violation(options: Sequence[Option], choice: str, *, rule: str, field: str) -> Violation:
-    listed = ", ".join(f"{o.name} ({o.label_id})" for o in options)
-    return Violation(rule, f"{choice.strip()!r} is not one of the options offered: {listed}", field)
+def chosen_option(
+    request_id: str,
+    outcome_details: dict[str, Any] | None,
+    choice: str,
+    *,
+    question: tuple[str, str],
+    answer: tuple[str, str],
+) -> Option:
+    """The option ``choice`` names among those the logged request ``request_id`` offered. Raises
+    ``RuleViolation`` (400) with ``question`` = (rule, field) when that request asked no "X or Y?", and
+    with ``answer`` = (rule, field), the options listed, when the choice names none of them."""
+    options = options_offered(outcome_details)
+    if not options:
+        raise RuleViolation(
+            Violation(
+                question[0], f'request {request_id} asked no "Do you mean X or Y?" question', question[1]
+            )
+        )
+    option = option_chosen(options, choice)
+    if option is None:
+        listed = ", ".join(f"{o.name} ({o.label_id})" for o in options)
+        raise RuleViolation(
+            Violation(answer[0], f"{choice.strip()!r} is not one of the options offered: {listed}", answer[1])
+        )
+    return option
 
 
 def clarified_request(*, project_id: int, request_id: str, choice: str) -> Clarified:
@@ -128,18 +150,11 @@ def clarified_request(*, project_id: int, request_id: str, choice: str) -> Clari
                 "disambiguation.request_id",
             )
         )
-    options = options_offered(details)
-    if not options:
-        raise RuleViolation(
-            Violation(
-                "request.disambiguation",
-                f'request {request_id} asked no "Do you mean X or Y?" question',
-                "disambiguation.request_id",
-            )
-        )
-    option = option_chosen(options, choice)
-    if option is None:
-        raise RuleViolation(
-            choice_violation(options, choice, rule="request.disambiguation", field="disambiguation.choice")
-        )
+    option = chosen_option(
+        request_id,
+        details,
+        choice,
+        question=("request.disambiguation", "disambiguation.request_id"),
+        answer=("request.disambiguation", "disambiguation.choice"),
+    )
     return Clarified(request_id=request_id, option=option)

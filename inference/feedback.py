@@ -17,25 +17,12 @@ from django.db import IntegrityError, transaction
 
 from arg_platform.errors import NotFound, RuleViolation, Violation
 
-from .clarification import choice_violation, option_chosen, options_offered
+from .clarification import chosen_option
 from .contracts import InfoStatus, OutcomeKind
 from .models import Feedback, InferenceLog
 
 # the idempotency key of the disambiguation feedback a continuation records: + its own request id
 ANSWERED_BY = "answered-by:"
-
-
-def _offered_choice(log: InferenceLog, choice: str) -> str:
-    """The LabelID of the option ``choice`` names among those ``log`` offered, or a 400 listing them."""
-    options = options_offered(log.outcome_details)
-    if not options:
-        raise RuleViolation(
-            Violation("feedback.kind", 'this request asked no "Do you mean X or Y?" question', "kind")
-        )
-    option = option_chosen(options, choice)
-    if option is None:
-        raise RuleViolation(choice_violation(options, choice, rule="feedback.choice", field="choice"))
-    return option.label_id
 
 
 def feedback_record(
@@ -69,10 +56,19 @@ def feedback_record(
             if kind == Feedback.Kind.ACTION_OUTCOME and log.outcome_kind != OutcomeKind.ACTION:
                 raise RuleViolation(Violation("feedback.kind", "this request did not run an action", "kind"))
             if kind == Feedback.Kind.DISAMBIGUATION:
-                choice = _offered_choice(log, choice)
-                if idempotency_key.startswith(ANSWERED_BY) and log.feedback.filter(
-                    kind=kind, choice=choice[:200], idempotency_key__startswith=ANSWERED_BY
-                ).exists():
+                choice = chosen_option(
+                    request_id,
+                    log.outcome_details,
+                    choice,
+                    question=("feedback.kind", "kind"),
+                    answer=("feedback.choice", "choice"),
+                ).label_id
+                if (
+                    idempotency_key.startswith(ANSWERED_BY)
+                    and log.feedback.filter(
+                        kind=kind, choice=choice[:200], idempotency_key__startswith=ANSWERED_BY
+                    ).exists()
+                ):
                     return log  # a retried continuation: this choice is already recorded
             if source == Feedback.Source.REVIEWER and (kind != Feedback.Kind.HELPFUL or helpful is None):
                 raise RuleViolation(

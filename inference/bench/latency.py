@@ -73,7 +73,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -88,6 +88,7 @@ BLOCK_WARM_UP = 3
 SLOW_WARM_REQUEST_S = 2.0  # a warm-up round with no request slower than this means both workers are ready
 
 Log = Callable[[str], None]
+T = TypeVar("T")
 
 
 # --- prompts -------------------------------------------------------------------------------------
@@ -304,8 +305,8 @@ def prepare(*, nodes: int, seed: int, slug: str, prompts: int, floor: int, log: 
         "release_timings": release.timings,
         "release_bytes": release.counts.get("bytes"),
         "prompts": texts[:prompts],
-        "embed_floor_ms": floor_ms,
-        "embed_floor_cpu_ms": floor_cpu_ms,
+        "prep_floor_ms": floor_ms,
+        "prep_floor_cpu_ms": floor_cpu_ms,
         "floor_texts": texts[prompts : prompts + floor],  # the probe's tight floor
         "paced_floor_texts": texts[prompts + floor :],  # … and its paced floor (never embedded here)
     }
@@ -588,7 +589,8 @@ class Floors:
     periods_ms: list[float] = field(default_factory=list)
 
 
-def _share(items: Sequence[str], k: int, blocks: int) -> Sequence[str]:
+def _share(items: Sequence[T], k: int, blocks: int) -> Sequence[T]:
+    """Block ``k`` of ``blocks`` near-equal consecutive blocks of ``items``."""
     return items[k * len(items) // blocks : (k + 1) * len(items) // blocks]
 
 
@@ -612,8 +614,7 @@ def interleaved(
     merged.server_cpu_s = 0.0
     floors = Floors()
     for k in range(blocks):
-        part = requests[k * len(requests) // blocks : (k + 1) * len(requests) // blocks]
-        phase = drive(server, part, headers=headers, concurrency=concurrency, name="latency")
+        phase = drive(server, _share(requests, k, blocks), headers=headers, concurrency=concurrency, name="latency")
         merged.latencies_ms += phase.latencies_ms
         merged.statuses += phase.statuses
         merged.bodies += phase.bodies
@@ -819,9 +820,9 @@ def measure_size(
         },
         "embed_floor_tight_ms": _floor_json(floors.tight),
         "embed_floor_prepare_ms": {  # measured by the prepare child right after publication
-            "p50": float(np.median(prepared["embed_floor_ms"])),
-            "p95": float(np.percentile(prepared["embed_floor_ms"], 95)),
-            "cpu_p50": float(np.median(prepared["embed_floor_cpu_ms"])),
+            "p50": float(np.median(prepared["prep_floor_ms"])),
+            "p95": float(np.percentile(prepared["prep_floor_ms"], 95)),
+            "cpu_p50": float(np.median(prepared["prep_floor_cpu_ms"])),
         },
         "whoami_ms": {
             "p50": whoami.percentile(50),

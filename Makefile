@@ -23,11 +23,15 @@ run: venv
 	$(PY) manage.py run_embedded --port $(PORT)
 
 ## test: set up (system packages too) and run the whole suite with the linters: on SQLite (the embedded
-## default), then again on a throwaway PostgreSQL (the production database)
+## default), then again on a throwaway PostgreSQL (the production database); the tests marked neo4j
+## talk to a real local Neo4j with GDS in both passes (tests/neo4j_server.py starts it). Then the
+## graph half once more with the platform itself on the neo4j backend (NEO4J_PASS below).
+NEO4J_PASS ?= tests/ontology tests/taxonomy tests/review tests/inference tests/memory tests/security
 test: system-deps venv
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 	bash scripts/with-postgres.sh $(PY) -m pytest -p no:cacheprovider
+	ARG_GRAPH_BACKEND=neo4j bash scripts/with-neo4j.sh $(PY) -m pytest -p no:cacheprovider -m "not browser" $(NEO4J_PASS)
 
 system-deps:
 	bash scripts/ensure-system-deps.sh

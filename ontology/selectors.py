@@ -6,7 +6,11 @@ from django.db.models import QuerySet
 
 from projects.models import Project
 
-from .models import OntologyNode, Release
+from .models import Release
+from .store import get_graph_store
+from .store.port import NodeData
+
+LABEL_NODES_SHOWN = 200
 
 
 def release_active_summary() -> dict[str, object] | None:
@@ -20,6 +24,15 @@ def release_list(*, project: Project) -> QuerySet[Release]:
     return Release.objects.filter(project=project).select_related("created_by").order_by("-version")
 
 
-def nodes_for_label(*, project: Project, label_id: str) -> QuerySet[OntologyNode]:
-    """Draft nodes attached to a label (the label page lists them)."""
-    return OntologyNode.objects.filter(project=project, label_links__label_id=label_id).order_by("node_id")
+def nodes_for_label(
+    *, project: Project, label_id: str, status: str | None = None, limit: int = LABEL_NODES_SHOWN
+) -> list[NodeData]:
+    """Draft nodes attached to a label, by node_id, read from the graph store (at most ``limit``)."""
+    nodes, _ = get_graph_store().list_nodes(project.pk, label=label_id, status=status, limit=limit)
+    return nodes
+
+
+def node_count_for_label(*, project: Project, label_id: str, status: str | None = None) -> int:
+    """How many draft nodes are attached to a label."""
+    _, total = get_graph_store().list_nodes(project.pk, label=label_id, status=status, limit=0)
+    return total

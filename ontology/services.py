@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Any
 
-from django.db import transaction
-
 from arg_platform.audit import audit_record
 from arg_platform.errors import NotFound, RuleViolation, Violation
 from projects.models import Project
@@ -19,6 +17,7 @@ from taxonomy.services import knowledge_changed
 
 from .store import get_graph_store
 from .store.port import AliasData, EdgeData, NodeData
+from .store.unit_of_work import graph_atomic
 
 
 def _node_dict(node: NodeData | None) -> dict[str, Any]:
@@ -34,7 +33,7 @@ def _changed(before: dict[str, Any], after: dict[str, Any]) -> tuple[dict[str, A
     return {k: before.get(k) for k in keys}, {k: after.get(k) for k in keys}
 
 
-@transaction.atomic
+@graph_atomic()
 def node_create(*, project: Project, actor: Any, node: NodeData) -> NodeData:
     """Add a node to the draft graph (refused when the id is taken)."""
     store = get_graph_store()
@@ -53,7 +52,7 @@ def node_create(*, project: Project, actor: Any, node: NodeData) -> NodeData:
     return node
 
 
-@transaction.atomic
+@graph_atomic()
 def node_update(*, project: Project, actor: Any, node_id: str, changes: dict[str, Any]) -> NodeData:
     """Edit a draft node's fields (title, chunk, type, risk, attachments, Action fields)."""
     store = get_graph_store()
@@ -85,7 +84,7 @@ def node_update(*, project: Project, actor: Any, node_id: str, changes: dict[str
     return updated
 
 
-@transaction.atomic
+@graph_atomic()
 def node_set_status(*, project: Project, actor: Any, node_id: str, status: str, reason: str) -> NodeData:
     """Move a node along ACTIVE → DEPRECATED → REMOVED (the store enforces the lifecycle)."""
     store = get_graph_store()
@@ -109,7 +108,7 @@ def node_set_status(*, project: Project, actor: Any, node_id: str, status: str, 
     return node
 
 
-@transaction.atomic
+@graph_atomic()
 def edge_add(*, project: Project, actor: Any, edge: EdgeData) -> EdgeData:
     get_graph_store().add_edge(project.pk, edge)
     audit_record(
@@ -124,7 +123,7 @@ def edge_add(*, project: Project, actor: Any, edge: EdgeData) -> EdgeData:
     return edge
 
 
-@transaction.atomic
+@graph_atomic()
 def edge_update(
     *, project: Project, actor: Any, source: str, target: str, type: str, weight: float, semantics: str
 ) -> EdgeData:
@@ -149,7 +148,7 @@ def edge_update(
     return edge
 
 
-@transaction.atomic
+@graph_atomic()
 def edge_remove(
     *, project: Project, actor: Any, source: str, target: str, type: str, reason: str = ""
 ) -> None:
@@ -165,7 +164,7 @@ def edge_remove(
     knowledge_changed(project=project)
 
 
-@transaction.atomic
+@graph_atomic()
 def alias_add(*, project: Project, actor: Any, alias: AliasData) -> AliasData:
     """Record a split/merge redirection A → {B, C} (used by alias-safe MemoryRead)."""
     get_graph_store().add_alias(project.pk, alias)

@@ -4,8 +4,8 @@
 auto-commit use. It applies a proposal's changeset to the project's **draft** through the ontology and
 taxonomy services (so every write is validated and audited like an expert's), runs the integrity test,
 then publishes a new release (refreshed lexical / node-vector / label indexes, the alias table and the
-structural signals all come with publication) — in **one transaction**: either the proposal is APPLIED
-with its release, or nothing changed.
+structural signals all come with publication) — in **one unit of work** across the database and the graph
+store (``graph_atomic``): either the proposal is APPLIED with its release, or nothing changed.
 
 Lifecycle rules are carried by the changesets the generators write (``review.changeset``):
 
@@ -34,6 +34,7 @@ from arg_platform.errors import DomainError, RuleViolation, Violation
 from ontology.models import Release
 from ontology.store import get_graph_store
 from ontology.store.port import AliasData, EdgeData, GraphData, NodeData
+from ontology.store.unit_of_work import graph_atomic, graph_savepoint
 from projects.models import Project
 
 from .changeset import (
@@ -382,7 +383,7 @@ def proposal_apply(*, proposal: Proposal, actor: Any) -> Release:
     from ontology.releases import PublishOptions, release_publish
 
     try:
-        with transaction.atomic():
+        with graph_atomic():
             locked = (
                 Proposal.objects.select_for_update(of=("self",)).select_related("project").get(pk=proposal.pk)
             )
@@ -422,7 +423,7 @@ def proposals_apply(*, project: Project, proposal_ids: Sequence[int], actor: Any
     from ontology.releases import PublishOptions, release_publish
 
     result = BatchResult(release=None)
-    with transaction.atomic():
+    with graph_atomic():
         reports: dict[int, tuple[Proposal, ApplyReport]] = {}
         for proposal_id in proposal_ids:
             locked = (
@@ -436,7 +437,7 @@ def proposals_apply(*, project: Project, proposal_ids: Sequence[int], actor: Any
                 result.already.append(proposal_id)
                 continue
             try:
-                with transaction.atomic():
+                with graph_savepoint(project.pk):
                     reports[proposal_id] = (locked, _apply_locked(locked, actor))
             except DomainError as exc:
                 before = locked.status

@@ -149,7 +149,7 @@ def merge_resolve(request: HttpRequest, access: ProjectAccess, pk: int) -> HttpR
 def _labels_page(
     request: HttpRequest, access: ProjectAccess, *, status: int = 200, bound: tuple[str, Any] | None = None
 ) -> HttpResponse:
-    from ontology.selectors import nodes_for_label
+    from ontology.selectors import node_count_for_label
 
     from .models import Proposal, ProposalKind
 
@@ -166,7 +166,7 @@ def _labels_page(
             "form": bound[1]
             if bound and bound[0] == label.label_id
             else forms.LabelActivateForm(auto_id=f"l-{label.label_id}-%s"),
-            "nodes": nodes_for_label(project=access.project, label_id=label.label_id).count(),
+            "nodes": node_count_for_label(project=access.project, label_id=label.label_id),
             "promotion": promotions.get(label.label_id),
         }
         for label in labels

@@ -473,11 +473,10 @@ def _refuse_if_attached(label: Label) -> None:
     """Maintenance contract: ACTIVE nodes must be re-attached before their label is deprecated."""
     from ontology.selectors import nodes_for_label
 
-    attached = list(
-        nodes_for_label(project=label.project, label_id=label.label_id)
-        .filter(status="ACTIVE")
-        .values_list("node_id", flat=True)[:6]
-    )
+    attached = [
+        node.node_id
+        for node in nodes_for_label(project=label.project, label_id=label.label_id, status="ACTIVE", limit=6)
+    ]
     if attached:
         shown = ", ".join(attached[:5]) + (" …" if len(attached) > 5 else "")
         raise RuleViolation(

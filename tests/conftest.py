@@ -1,11 +1,51 @@
-"""Shared fixtures: projects, people with platform roles, API clients (session and token)."""
+"""Shared fixtures: projects, people with platform roles, API clients (session and token).
+
+With ``ARG_GRAPH_BACKEND=neo4j`` (the Neo4j pass of ``make test``, under ``scripts/with-neo4j.sh``) the
+graph store is a real Neo4j: its schema is created once per session, and every test starts on an
+empty Neo4j database, as it starts on an empty Django test database.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+NEO4J_BACKEND = os.environ.get("ARG_GRAPH_BACKEND") == "neo4j"
+
+
+@pytest.fixture(scope="session")
+def _neo4j_schema(django_db_setup: Any, django_db_blocker: Any) -> None:
+    from ontology.store import get_graph_store
+
+    get_graph_store().init_schema()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _neo4j_graph_per_test(request: Any, django_db_blocker: Any) -> Iterator[None]:
+    """On the neo4j backend, Neo4j follows the Django test database: each test starts with the graphs of
+    the projects that exist when it starts (those of module- or session-scoped fixtures) and no other,
+    and those graphs are put back afterwards if the test changed them."""
+    if not NEO4J_BACKEND:
+        yield
+        return
+    from ontology.store import get_graph_store
+    from projects.models import Project
+    from tests.neo4j_server import neo4j_keep_only
+
+    request.getfixturevalue("_neo4j_schema")
+    store = get_graph_store()
+    with django_db_blocker.unblock():
+        kept = set(Project.objects.values_list("pk", flat=True))
+    neo4j_keep_only(store, kept)
+    saved = {pk: store.export_graph(pk) for pk in kept}
+    yield
+    neo4j_keep_only(store, kept)
+    for pk, graph in saved.items():
+        if store.export_graph(pk) != graph:
+            store._write(store._replace, pk, graph)
 
 
 @pytest.fixture

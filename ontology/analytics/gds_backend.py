@@ -1,6 +1,9 @@
 """Structural analytics through Neo4j Graph Data Science (the ``neo4j`` backend's way).
 
-With the ``graphdatascience`` client: an in-memory GDS graph is projected from the project's ACTIVE
+Through a Cypher runner — the ``neo4j`` graph store itself (``Neo4jGraphStore.run_cypher``), so that
+inside a unit of work the projection sees the unit's uncommitted writes, or a ``graphdatascience``
+client (``gds_client_from_settings``), whose own session sees committed data only: an in-memory GDS
+graph is projected from the project's ACTIVE
 ``:OntologyNode``s with a Cypher projection (``gds.graph.project``), Louvain (``gds.louvain.stream``)
 and Node Similarity (``gds.nodeSimilarity.stream``, topK) stream their results, and the projection is
 dropped in ``finally`` whatever happens. SimRank (GDS has none), modularity, degree and PageRank are
@@ -19,6 +22,7 @@ parser next to ``ontology.store.cypher.STATEMENTS``.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Any
 
@@ -80,6 +84,16 @@ def gds_client_from_settings() -> Any:
     )
 
 
+def _store_runner() -> Any:
+    """The configured graph store as a Cypher runner (it must be the ``neo4j`` one)."""
+    from ..store import get_graph_store
+
+    store = get_graph_store()
+    if not hasattr(store, "run_cypher"):
+        raise ValueError(f"the gds analytics backend needs the neo4j graph store, not {store.backend!r}")
+    return store
+
+
 def _indices(index: dict[str, int], node_ids: list[str], project_id: int) -> np.ndarray:
     try:
         return np.asarray([index[node_id] for node_id in node_ids], dtype=np.int64)
@@ -90,12 +104,23 @@ def _indices(index: dict[str, int], node_ids: list[str], project_id: int) -> np.
         ) from None
 
 
+def _node_similarity(
+    client: Any, graph_name: str, index: dict[str, int], top_k: int, project_id: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    frame = _run(client, "GDS_NODE_SIMILARITY_STREAM", graph_name=graph_name, top_k=top_k)
+    rows = _indices(index, list(frame["source"]), project_id)
+    cols = _indices(index, list(frame["target"]), project_id)
+    scores = np.round(np.asarray(list(frame["similarity"]), dtype=np.float64), 6)
+    best = rank_rows(rows, cols, scores, top_k)
+    return rows[best], cols[best], scores[best]
+
+
 def compute_gds(
     graph: GraphData, options: AnalyticsOptions, *, project_id: int, gds: Any | None = None
 ) -> StructuralSignals:
     """All structural signals of ``graph`` (= the Neo4j graph of ``project_id``), Louvain and Node
-    Similarity by GDS. ``gds`` is a ``GraphDataScience`` client (one from settings when None, closed
-    after use)."""
+    Similarity by GDS. ``gds`` answers ``run_cypher(query, params)`` with a ``DataFrame``: a
+    ``GraphDataScience`` client, or by default the configured ``neo4j`` graph store."""
     timer = StageTimer()
     with timer("projection"):
         projection = build_projection(graph)
@@ -108,8 +133,7 @@ def compute_gds(
         np.zeros(0),
     )
     if n:
-        own_client = gds is None
-        client = gds_client_from_settings() if gds is None else gds
+        client = _store_runner() if gds is None else gds
         graph_name = f"arg-analytics-{project_id}-{uuid.uuid4().hex[:12]}"
         try:
             with timer("gds_projection"):
@@ -122,22 +146,12 @@ def compute_gds(
                     groups.setdefault(c, []).append(i)
                 community = relabel_communities(groups.values(), n)
             with timer("jaccard"):
-                if options.jaccard_top_k <= 0:  # GDS refuses topK 0; nothing to keep anyway
-                    return finish_signals(
-                        projection, community, jaccard, options=options, timer=timer, computed_with="gds"
-                    )
-                frame = _run(
-                    client, "GDS_NODE_SIMILARITY_STREAM", graph_name=graph_name, top_k=options.jaccard_top_k
-                )
-                rows = _indices(index, list(frame["source"]), project_id)
-                cols = _indices(index, list(frame["target"]), project_id)
-                scores = np.round(np.asarray(list(frame["similarity"]), dtype=np.float64), 6)
-                best = rank_rows(rows, cols, scores, options.jaccard_top_k)
-                jaccard = (rows[best], cols[best], scores[best])
-        finally:
-            try:
+                if options.jaccard_top_k > 0:  # GDS refuses topK 0; nothing to keep anyway
+                    jaccard = _node_similarity(client, graph_name, index, options.jaccard_top_k, project_id)
+        except BaseException:
+            # The projection is dropped whatever happened; a failed drop must not hide the failure.
+            with contextlib.suppress(Exception):
                 _run(client, "GDS_DROP_GRAPH", graph_name=graph_name)
-            finally:
-                if own_client:
-                    client.close()
+            raise
+        _run(client, "GDS_DROP_GRAPH", graph_name=graph_name)
     return finish_signals(projection, community, jaccard, options=options, timer=timer, computed_with="gds")

@@ -22,12 +22,15 @@ Data model (Cypher 5):
 
 from __future__ import annotations
 
-EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2, the embedder of ARCHITECTURE decision 5
 NODE_LABEL = "OntologyNode"
 ALIAS_LABEL = "NodeAlias"
 EDGE_REL_TYPE = "EDGE"
 
 # --- schema (manage.py graph_init_schema) ---------------------------------------------------------
+# The two uniqueness constraints (each backed by a range index that serves the key lookups of every
+# statement below) and lookup indexes for the type / status filters and the edge type. No full-text or
+# vector index: nothing reads the draft graph by text or by vector — node search is a substring match
+# (on the draft here, on the active release in memory), and vector search runs on the release snapshot.
 
 SCHEMA_NODE_KEY = (
     "CREATE CONSTRAINT ontology_node_key IF NOT EXISTS "
@@ -44,23 +47,17 @@ SCHEMA_NODE_STATUS_INDEX = (
     "CREATE INDEX ontology_node_status IF NOT EXISTS FOR (n:OntologyNode) ON (n.project_id, n.status)"
 )
 SCHEMA_EDGE_TYPE_INDEX = "CREATE INDEX ontology_edge_type IF NOT EXISTS FOR ()-[r:EDGE]-() ON (r.type)"
-SCHEMA_NODE_TEXT_INDEX = (
-    "CREATE FULLTEXT INDEX ontology_node_text IF NOT EXISTS FOR (n:OntologyNode) ON EACH [n.title, n.chunk]"
-)
-SCHEMA_NODE_VECTOR_INDEX = (
-    "CREATE VECTOR INDEX ontology_node_embedding IF NOT EXISTS FOR (n:OntologyNode) ON (n.embedding) "
-    "OPTIONS {indexConfig: {`vector.dimensions`: "
-    + str(EMBEDDING_DIMENSIONS)
-    + ", `vector.similarity_function`: 'cosine'}}"
-)
+# Indexes earlier versions created and nothing reads: dropped so that the schema is what the code uses.
+SCHEMA_DROP_NODE_TEXT_INDEX = "DROP INDEX ontology_node_text IF EXISTS"
+SCHEMA_DROP_NODE_VECTOR_INDEX = "DROP INDEX ontology_node_embedding IF EXISTS"
 SCHEMA_STATEMENTS = (
     "SCHEMA_NODE_KEY",
     "SCHEMA_ALIAS_KEY",
     "SCHEMA_NODE_TYPE_INDEX",
     "SCHEMA_NODE_STATUS_INDEX",
     "SCHEMA_EDGE_TYPE_INDEX",
-    "SCHEMA_NODE_TEXT_INDEX",
-    "SCHEMA_NODE_VECTOR_INDEX",
+    "SCHEMA_DROP_NODE_TEXT_INDEX",
+    "SCHEMA_DROP_NODE_VECTOR_INDEX",
 )
 
 # --- whole graph (replace_graph / export_graph) ---------------------------------------------------
@@ -168,7 +165,10 @@ MERGE_ALIAS = (
     "MERGE (a:NodeAlias {project_id: $project_id, source: $source}) "
     "SET a.targets = $targets, a.reason = $reason, a.created_at = $now"
 )
-ALIAS_TABLE = "MATCH (a:NodeAlias {project_id: $project_id}) RETURN a.source AS source, a.targets AS targets"
+ALIAS_ROWS = (
+    "MATCH (a:NodeAlias {project_id: $project_id}) WHERE a.source IN $sources "
+    "RETURN a.source AS source, a.targets AS targets"
+)
 
 # --- counts ---------------------------------------------------------------------------------------
 
@@ -187,8 +187,8 @@ STATEMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "SCHEMA_NODE_TYPE_INDEX": (SCHEMA_NODE_TYPE_INDEX, ()),
     "SCHEMA_NODE_STATUS_INDEX": (SCHEMA_NODE_STATUS_INDEX, ()),
     "SCHEMA_EDGE_TYPE_INDEX": (SCHEMA_EDGE_TYPE_INDEX, ()),
-    "SCHEMA_NODE_TEXT_INDEX": (SCHEMA_NODE_TEXT_INDEX, ()),
-    "SCHEMA_NODE_VECTOR_INDEX": (SCHEMA_NODE_VECTOR_INDEX, ()),
+    "SCHEMA_DROP_NODE_TEXT_INDEX": (SCHEMA_DROP_NODE_TEXT_INDEX, ()),
+    "SCHEMA_DROP_NODE_VECTOR_INDEX": (SCHEMA_DROP_NODE_VECTOR_INDEX, ()),
     "DELETE_PROJECT_NODES": (DELETE_PROJECT_NODES, _P),
     "DELETE_PROJECT_ALIASES": (DELETE_PROJECT_ALIASES, _P),
     "CREATE_NODES": (CREATE_NODES, ("project_id", "rows", "now")),
@@ -212,7 +212,7 @@ STATEMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "NEIGHBOURS_IN": (NEIGHBOURS_IN, ("project_id", "node_id", "edge_types")),
     "NEIGHBOURS_BOTH": (NEIGHBOURS_BOTH, ("project_id", "node_id", "edge_types")),
     "MERGE_ALIAS": (MERGE_ALIAS, ("project_id", "source", "targets", "reason", "now")),
-    "ALIAS_TABLE": (ALIAS_TABLE, _P),
+    "ALIAS_ROWS": (ALIAS_ROWS, ("project_id", "sources")),
     "COUNT_NODES": (COUNT_NODES, _P),
     "COUNT_EDGES": (COUNT_EDGES, _P),
     "COUNT_ALIASES": (COUNT_ALIASES, _P),

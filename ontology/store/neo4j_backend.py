@@ -7,14 +7,25 @@ checks them (``ontology.store.checks``) and writes; a ``RuleViolation`` raised i
 transaction back, so a refusal writes nothing. ``replace_graph`` deletes and rewrites a project's
 graph in one transaction, in ``UNWIND`` batches of ``REPLACE_BATCH_SIZE`` rows.
 
+A *unit of work* (``unit_of_work()``, opened by ``ontology.store.graph_atomic`` together with a Django
+atomic block) is one explicit Neo4j transaction that every read and write of this thread joins until
+it ends: the writes of a change that also touches Django tables commit together with them or not at
+all, and reads inside it see its own writes. ``savepoint()`` marks a point inside it that a failing
+part can be rolled back to (Neo4j has no nested transactions: the project's graph as it was at the
+savepoint is written back in the same transaction).
+
 Labels and clusters live in the Django database (taxonomy); they are read before the Neo4j
 transaction opens (the pack importer holds them in its own database transaction).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
@@ -103,6 +114,12 @@ def node_from_props(props: dict[str, Any]) -> NodeData:
     )
 
 
+def _rollback_quietly(tx: Any) -> None:
+    """Roll back ``tx``; a connection already gone has rolled it back on the server."""
+    with contextlib.suppress(Exception):  # the original exception is the one that matters
+        tx.rollback()
+
+
 def _edge(record: Any) -> EdgeData:
     return EdgeData(
         record["source"], record["target"], record["type"], float(record["weight"]), record["semantics"] or ""
@@ -118,6 +135,7 @@ class Neo4jGraphStore:
         from neo4j import GraphDatabase
 
         self.database = database
+        self._local = threading.local()  # .tx: the open unit of work of this thread, if any
         # max_transaction_retry_time: the driver's default (30 s) would hold a web request that long
         # while Neo4j is down; a few seconds, then ServiceUnavailable → 503 (arg_platform.unavailable).
         self.driver: Any = GraphDatabase.driver(
@@ -152,12 +170,84 @@ class Neo4jGraphStore:
         self.driver.close()
 
     def _write(self, fn: Any, *args: Any) -> Any:
+        tx = getattr(self._local, "tx", None)
+        if tx is not None:
+            return fn(tx, *args)
         with self.driver.session(database=self.database) as session:
             return session.execute_write(fn, *args)
 
     def _read(self, fn: Any, *args: Any) -> Any:
+        tx = getattr(self._local, "tx", None)
+        if tx is not None:
+            return fn(tx, *args)
         with self.driver.session(database=self.database) as session:
             return session.execute_read(fn, *args)
+
+    def run_cypher(self, query: str, params: dict[str, Any]) -> Any:
+        """Run one read statement (GDS analytics) on this store's connection and answer a pandas
+        ``DataFrame`` — the shape ``graphdatascience``'s ``run_cypher`` answers. Inside a unit of work
+        it runs in that transaction, so a GDS projection sees the unit's own, uncommitted writes."""
+        import pandas as pd
+
+        def work(tx: Any) -> Any:
+            result = tx.run(query, params)
+            keys = list(result.keys())
+            return pd.DataFrame([record.values() for record in result], columns=keys)
+
+        return self._read(work)
+
+    # --- units of work ----------------------------------------------------------------------------
+
+    @property
+    def in_unit_of_work(self) -> bool:
+        return getattr(self._local, "tx", None) is not None
+
+    @contextmanager
+    def unit_of_work(self) -> Iterator[None]:
+        """One Neo4j transaction for every store call of this thread inside the block.
+
+        Commits when the block ends without an exception, rolls back otherwise. A nested call joins
+        the open unit (the outermost block decides)."""
+        if self.in_unit_of_work:
+            yield
+            return
+        session = self.driver.session(database=self.database)
+        try:
+            tx = session.begin_transaction()
+            self._local.tx = tx
+            try:
+                yield
+            except BaseException:
+                self._local.tx = None
+                _rollback_quietly(tx)
+                raise
+            self._local.tx = None
+            if getattr(self._local, "broken", False):
+                _rollback_quietly(tx)
+                raise RuntimeError("the graph unit of work could not return to a savepoint; rolled back")
+            tx.commit()
+        finally:
+            self._local.tx = None
+            self._local.broken = False
+            session.close()
+
+    @contextmanager
+    def savepoint(self, project_id: int) -> Iterator[None]:
+        """Inside a unit of work: on an exception, put the project's graph back as it was, then re-raise.
+
+        Outside one there is nothing to roll back to, and the block runs as it is."""
+        if not self.in_unit_of_work:
+            yield
+            return
+        before = self.export_graph(project_id)
+        try:
+            yield
+        except BaseException:
+            try:
+                self._write(self._replace, project_id, before)
+            except Exception:  # noqa: BLE001 - the unit cannot commit now; the first error is re-raised
+                self._local.broken = True
+            raise
 
     def init_schema(self) -> list[str]:
         """Create the uniqueness constraints and indexes (idempotent: IF NOT EXISTS); names what ran."""
@@ -172,6 +262,11 @@ class Neo4jGraphStore:
 
     def replace_graph(self, project_id: int, graph: GraphData) -> None:
         check_graph(graph, taxonomy_refs(project_id))
+        self._write(self._replace, project_id, graph)
+
+    @staticmethod
+    def _replace(tx: Any, project_id: int, graph: GraphData) -> None:
+        """Delete the project's graph and write ``graph`` in ``UNWIND`` batches (no checks: callers')."""
         now = timezone.now()
         node_rows = [{"node_id": n.node_id, "props": node_props(n)} for n in graph.nodes]
         edge_rows = [
@@ -188,17 +283,14 @@ class Neo4jGraphStore:
             {"source": a.source, "targets": list(a.targets), "reason": a.reason} for a in graph.aliases
         ]
 
-        def work(tx: Any) -> None:
-            _run(tx, "DELETE_PROJECT_ALIASES", project_id=project_id).consume()
-            _run(tx, "DELETE_PROJECT_NODES", project_id=project_id).consume()
-            for rows in batches(node_rows):
-                _run(tx, "CREATE_NODES", project_id=project_id, rows=rows, now=now).consume()
-            for rows in batches(edge_rows):
-                _run(tx, "CREATE_EDGES", project_id=project_id, rows=rows).consume()
-            for rows in batches(alias_rows):
-                _run(tx, "CREATE_ALIASES", project_id=project_id, rows=rows, now=now).consume()
-
-        self._write(work)
+        _run(tx, "DELETE_PROJECT_ALIASES", project_id=project_id).consume()
+        _run(tx, "DELETE_PROJECT_NODES", project_id=project_id).consume()
+        for rows in batches(node_rows):
+            _run(tx, "CREATE_NODES", project_id=project_id, rows=rows, now=now).consume()
+        for rows in batches(edge_rows):
+            _run(tx, "CREATE_EDGES", project_id=project_id, rows=rows).consume()
+        for rows in batches(alias_rows):
+            _run(tx, "CREATE_ALIASES", project_id=project_id, rows=rows, now=now).consume()
 
     def export_graph(self, project_id: int) -> GraphData:
         def work(tx: Any) -> GraphData:
@@ -366,8 +458,17 @@ class Neo4jGraphStore:
         self._write(work)
 
     def resolve_alias(self, project_id: int, node_id: str) -> tuple[str, ...]:
+        """Reads only the alias rows on the chain from ``node_id``: one indexed lookup per step."""
+
         def work(tx: Any) -> dict[str, tuple[str, ...]]:
-            return {r["source"]: tuple(r["targets"]) for r in _run(tx, "ALIAS_TABLE", project_id=project_id)}
+            table: dict[str, tuple[str, ...]] = {}
+            frontier = [node_id]
+            while frontier:
+                rows = _run(tx, "ALIAS_ROWS", project_id=project_id, sources=frontier)
+                found = {r["source"]: tuple(r["targets"]) for r in rows}
+                table.update(found)
+                frontier = sorted({t for targets in found.values() for t in targets} - set(table))
+            return table
 
         return resolve_alias_chain(self._read(work), node_id)
 

@@ -18,6 +18,7 @@ Backends never return driver records or ORM rows: only these dataclasses.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -134,6 +135,19 @@ class GraphStore(Protocol):
 
     def health(self) -> StoreHealth:
         """Cheap liveness check of the store (never raises)."""
+        ...
+
+    @property
+    def in_unit_of_work(self) -> bool:
+        """Whether this thread's store calls run inside an open unit of work."""
+        ...
+
+    def unit_of_work(self) -> AbstractContextManager[None]:
+        """The store's part of ``ontology.store.unit_of_work.graph_atomic`` (use that, not this)."""
+        ...
+
+    def savepoint(self, project_id: int) -> AbstractContextManager[None]:
+        """The store's part of ``ontology.store.unit_of_work.graph_savepoint`` (use that, not this)."""
         ...
 
     def replace_graph(self, project_id: int, graph: GraphData) -> None:

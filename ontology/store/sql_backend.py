@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import struct
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, transaction
@@ -105,7 +107,22 @@ def _node_fields(node: NodeData) -> dict[str, Any]:
 
 
 class SqlGraphStore:
+    """The graph as Django tables: a unit of work and its savepoints are the Django atomic blocks that
+    ``graph_atomic`` / ``graph_savepoint`` open, so the store adds nothing to them."""
+
     backend = "sql"
+
+    @property
+    def in_unit_of_work(self) -> bool:
+        return False
+
+    @contextmanager
+    def unit_of_work(self) -> Iterator[None]:
+        yield
+
+    @contextmanager
+    def savepoint(self, project_id: int) -> Iterator[None]:
+        yield
 
     def health(self) -> StoreHealth:
         try:

@@ -2,8 +2,9 @@
 
 All-or-nothing: the pack is checked as a whole — item shapes, the deterministic taxonomy validator,
 policy and typology rules, role references, the graph rules — and a single violation refuses the
-import before any row is written. Writes then run inside one ``transaction.atomic()`` (the ``sql``
-graph backend joins it; the ``neo4j`` backend writes last, so its failure rolls the rest back).
+import before any row is written. Writes then run as one unit of work across the Django database and
+the graph store (``ontology.store.unit_of_work.graph_atomic``): a failure anywhere leaves both as they
+were.
 
 Stable ids are respected: an import may update labels by LabelID but never deletes one, and never
 reuses a DEPRECATED LabelID for something else.
@@ -15,8 +16,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from django.db import transaction
 
 from arg_platform.audit import audit_record
 from arg_platform.errors import RuleViolation, Violation, ViolationCollector
@@ -321,7 +320,10 @@ def pack_import(
     if violations:
         raise RuleViolation(violations)
     progress("validate", 1, 1)
-    with transaction.atomic():
+    from ontology.store import get_graph_store
+    from ontology.store.unit_of_work import graph_atomic
+
+    with graph_atomic():
         if project is None:
             from projects.services import project_create
 
@@ -334,8 +336,6 @@ def pack_import(
         if "distinct_terms" in doc.data:
             _write_distinct_terms(doc, project, result)
         progress("graph", 0, 1)
-        from ontology.store import get_graph_store
-
         graph = _graph_of(doc)
         get_graph_store().replace_graph(project.pk, graph)
         result.created["nodes"] = len(graph.nodes)

@@ -1,7 +1,7 @@
 """Fixtures of the ontology tests: a small taxonomy to attach to, a sample graph, and the graph stores.
 
-``store`` yields the ``sql`` store always and the ``neo4j`` store when ``NEO4J_URI`` is set (see
-``test_store_contract.py`` for how to run against the docker compose Neo4j).
+``store`` yields the ``sql`` store and the ``neo4j`` store, the latter on a real Neo4j server
+(``tests/neo4j_server.py``: the one ``NEO4J_URI`` names, or a throwaway one started for the session).
 """
 
 from __future__ import annotations
@@ -14,16 +14,7 @@ import pytest
 
 from ontology.store.port import AliasData, EdgeData, GraphData, NodeData, ParameterSpec
 
-NEO4J_SKIP_REASON = (
-    "NEO4J_URI is unset: no Neo4j server here (CI machines cannot install one); the neo4j backend's "
-    "Cypher is still linted by test_cypher_lint.py"
-)
-BACKENDS = [
-    "sql",
-    pytest.param(
-        "neo4j", marks=pytest.mark.skipif(not os.environ.get("NEO4J_URI"), reason=NEO4J_SKIP_REASON)
-    ),
-]
+BACKENDS = ["sql", pytest.param("neo4j", marks=pytest.mark.neo4j)]
 
 
 @pytest.fixture
@@ -122,16 +113,9 @@ def store(request: Any, db: Any) -> Iterator[Any]:
 
         yield SqlGraphStore()
         return
-    from django.conf import settings
+    from tests.neo4j_server import neo4j_store
 
-    from ontology.store.neo4j_backend import Neo4jGraphStore
-
-    neo = Neo4jGraphStore(
-        uri=os.environ["NEO4J_URI"],
-        user=settings.NEO4J_USER,
-        password=settings.NEO4J_PASSWORD,
-        database=settings.NEO4J_DATABASE,
-    )
+    neo = neo4j_store()
     neo.init_schema()
     # Test projects reuse database ids across tests: start and end with their Neo4j graphs empty.
     wipe = [request.getfixturevalue(name).pk for name in ("project", "other_project")]
@@ -143,3 +127,28 @@ def store(request: Any, db: Any) -> Iterator[Any]:
         for project_id in wipe:
             neo.replace_graph(project_id, GraphData())
         neo.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def app_store(request: Any, db: Any, settings: Any) -> Iterator[Any]:
+    """The platform's own graph store (``get_graph_store()``), switched to the backend under test."""
+    import ontology.store as store_module
+    from ontology.store.sql_backend import SqlGraphStore
+
+    saved = (store_module._store, store_module._store_pid)
+    store: Any = SqlGraphStore()
+    if request.param == "neo4j":
+        from tests.neo4j_server import neo4j_store, neo4j_wipe
+
+        store = neo4j_store()
+        store.init_schema()
+        neo4j_wipe(store)
+    settings.GRAPH_BACKEND = request.param
+    store_module._store, store_module._store_pid = store, os.getpid()
+    try:
+        yield store
+    finally:
+        store_module._store, store_module._store_pid = saved
+        if request.param == "neo4j":
+            neo4j_wipe(store)
+            store.close()

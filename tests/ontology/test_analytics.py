@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import os
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,6 @@ from ontology.store.port import EdgeData, GraphData, NodeData
 from ontology.synthetic import generate_graph
 
 REPO = Path(__file__).resolve().parents[2]
-NEO4J_SKIP_REASON = (
-    "NEO4J_URI is unset: no Neo4j server (with GDS) here, and CI machines cannot install one; "
-    "the GDS statements are still linted by test_gds_statements_pass_the_cypher_linter"
-)
 
 
 def _graph(
@@ -333,29 +328,59 @@ def test_gds_statements_refuse_undeclared_parameters() -> None:
     assert client.sent == []
 
 
-@pytest.mark.skipif(not os.environ.get("NEO4J_URI"), reason=NEO4J_SKIP_REASON)
+@pytest.mark.neo4j
 @pytest.mark.django_db
 def test_gds_backend_matches_networkx_on_neo4j(project: Any) -> None:
-    from django.conf import settings
+    """Louvain and Node Similarity by GDS on a real server, through the store's own connection and
+    through the ``graphdatascience`` client, equal the networkx backend's."""
+    from graphdatascience import GraphDataScience
 
-    from ontology.store.neo4j_backend import Neo4jGraphStore
+    from tests.neo4j_server import neo4j_connection, neo4j_store
 
-    store = Neo4jGraphStore(
-        uri=os.environ["NEO4J_URI"],
-        user=settings.NEO4J_USER,
-        password=settings.NEO4J_PASSWORD,
-        database=settings.NEO4J_DATABASE,
+    store = neo4j_store()
+    connection = neo4j_connection()
+    client = GraphDataScience(
+        connection.uri, auth=(connection.user, connection.password), database=connection.database
     )
     graph = _graph([*[(e.source, e.target) for e in _two_cliques().edges], ("x", "a1")], deprecated=("x",))
     try:
         store.init_schema()
         store.replace_graph(project.pk, graph)
-        with_gds = compute_structural_signals(graph, backend="gds", project_id=project.pk)
+        through_store = compute_structural_signals(graph, backend="gds", project_id=project.pk, gds=store)
+        through_client = compute_structural_signals(graph, backend="gds", project_id=project.pk, gds=client)
+        projections = client.graph.list()
     finally:
         store.replace_graph(project.pk, GraphData())
         store.close()
+        client.close()
     in_process = compute_structural_signals(graph)
 
-    assert with_gds.communities == in_process.communities
-    assert with_gds.jaccard == in_process.jaccard
-    assert with_gds.simrank == in_process.simrank and with_gds.degree == in_process.degree
+    for with_gds in (through_store, through_client):
+        assert with_gds.computed_with == "gds"
+        assert with_gds.communities == in_process.communities
+        assert with_gds.jaccard == in_process.jaccard
+        assert with_gds.simrank == in_process.simrank and with_gds.degree == in_process.degree
+    assert len(projections) == 0  # every projection was dropped
+
+
+@pytest.mark.neo4j
+@pytest.mark.django_db
+def test_gds_inside_a_unit_of_work_sees_the_units_uncommitted_writes(project: Any) -> None:
+    """A publication inside a unit of work (a proposal's apply) analyses the graph it is about to commit."""
+    from tests.neo4j_server import neo4j_store
+
+    store = neo4j_store()
+    before = _two_cliques()
+    new_clique = [(f"c{i}", f"c{j}") for i, j in itertools.combinations(range(4), 2)]
+    after = _graph([*[(e.source, e.target) for e in before.edges], *new_clique, ("c0", "a0")])
+    try:
+        store.replace_graph(project.pk, before)
+        with store.unit_of_work():
+            store.replace_graph(project.pk, after)
+            inside = compute_structural_signals(after, backend="gds", project_id=project.pk, gds=store)
+    finally:
+        store.replace_graph(project.pk, GraphData())
+        store.close()
+
+    assert set(inside.communities) == {n.node_id for n in after.nodes}  # the c-clique is uncommitted
+    assert inside.communities == compute_structural_signals(after).communities

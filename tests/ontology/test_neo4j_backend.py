@@ -1,6 +1,6 @@
 """The parts of the ``neo4j`` backend that need no server: how nodes map to properties, and the
-guard that every statement is sent with exactly its declared parameters. (The backend's behaviour is
-covered by the contract suite when ``NEO4J_URI`` is set; its Cypher by ``test_cypher_lint.py``.)"""
+guard that every statement is sent with exactly its declared parameters. (The backend's behaviour on a
+real server is covered by the contract suite; its Cypher by ``test_cypher_lint.py``.)"""
 
 from __future__ import annotations
 

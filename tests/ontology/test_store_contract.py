@@ -1,21 +1,14 @@
 """The GraphStore contract: one suite, run on every backend.
 
-The ``store`` fixture (``conftest.py``) yields the ``sql`` store always and the ``neo4j`` store when
-``NEO4J_URI`` is set. To run the suite against the Neo4j of docker compose (the ``contract-tests``
-service, under its own project name so it never touches production's Neo4j; docs/deploy.md §6)::
+The ``store`` fixture (``conftest.py``) yields the ``sql`` store and the ``neo4j`` store on a real
+Neo4j 5.26 with GDS: the server ``NEO4J_URI`` names, or one ``tests/neo4j_server.py`` starts for the
+test session from ``tools/neo4j-server`` (``scripts/with-neo4j.sh`` runs any command against one)::
 
-    docker compose -p arg-contract --profile test build contract-tests
-    docker compose -p arg-contract --profile test run --rm contract-tests \
-        python -m pytest -q -p no:cacheprovider tests/ontology/test_store_contract.py
-    docker compose -p arg-contract down -v
+    .venv/bin/python -m pytest tests/ontology -q                 # starts its own server
+    bash scripts/with-neo4j.sh .venv/bin/python -m pytest tests/ontology -q
 
-or, with only the compose ``neo4j`` service up (Bolt published on 127.0.0.1:7687), from the host::
-
-    NEO4J_URI=neo4j://localhost:7687 NEO4J_PASSWORD=... .venv/bin/python -m pytest tests/ontology -q
-
-Without ``NEO4J_URI`` — as on CI, where no Neo4j server can be installed — the neo4j parameter is
-skipped with that reason, and every Cypher statement is still checked by Neo4j's parser in
-``test_cypher_lint.py``.
+To run it against the Neo4j of docker compose instead, point ``NEO4J_URI`` / ``NEO4J_PASSWORD`` at it
+(docs/deploy.md §6). Every Cypher statement is also checked by Neo4j's parser in ``test_cypher_lint.py``.
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ from django.test import Client
 from arg_platform.models import AuditEvent
 from ontology import services
 from ontology.graph_read import Neighbourhood
-from ontology.models import OntologyEdge, OntologyNode, Release
+from ontology.models import Release
 from ontology.releases import release_publish
-from ontology.store.port import EdgeData, NodeData
+from ontology.store import get_graph_store
+from ontology.store.port import EdgeData, NodeData, ParameterSpec
 from ontology.views.picture import picture_layout, picture_select
 from taxonomy.models import Label
 from taxonomy.packs import pack_import, pack_read
@@ -65,18 +66,20 @@ def _client(user: Any) -> Client:
     return client
 
 
+def _node(project: Any, node_id: str) -> NodeData:
+    node = get_graph_store().get_node(project.pk, node_id)
+    assert node is not None, node_id
+    return node
+
+
+def _edges(project: Any, type: str) -> list[EdgeData]:
+    return [e for e in get_graph_store().export_graph(project.pk).edges if e.type == type]
+
+
 def _state(project: Any) -> tuple:
     """What a refused or forbidden write must leave untouched."""
-    nodes = tuple(
-        OntologyNode.objects.filter(project=project)
-        .order_by("node_id")
-        .values_list("node_id", "title", "type", "risk", "status", "chunk", "handler", "parameters")
-    )
-    edges = tuple(
-        OntologyEdge.objects.filter(project=project)
-        .order_by("id")
-        .values_list("source__node_id", "target__node_id", "type", "weight", "semantics")
-    )
+    graph = get_graph_store().export_graph(project.pk)  # the draft, on whichever backend is configured
+    nodes, edges = graph.nodes, graph.edges
     releases = tuple(
         Release.objects.filter(project=project).order_by("version").values_list("version", "is_active")
     )
@@ -233,12 +236,12 @@ def test_expert_creates_a_node_and_a_refusal_writes_nothing(world):
         **HTMX,
     )
     assert (created.status_code, created["HX-Redirect"]) == (200, BASE + "nodes/N-refund/")
-    node = OntologyNode.objects.get(project=world.project, node_id="N-refund")
+    node = _node(world.project, "N-refund")
     assert (node.type, node.risk, node.handler) == ("Action", "high", "python:billing.refund")
-    assert node.parameters == [
-        {"name": "invoice_number", "type": "string", "required": True, "description": "The invoice"},
-        {"name": "reason", "type": "string", "required": False, "description": ""},
-    ]
+    assert node.parameters == (
+        ParameterSpec("invoice_number", "string", True, "The invoice"),
+        ParameterSpec("reason", "string", False, ""),
+    )
     assert AuditEvent.objects.filter(object_type="node", object_key="N-refund", action="create").count() == 1
 
 
@@ -264,7 +267,7 @@ def test_expert_edits_a_node_and_an_action_without_handler_is_refused(world):
     saved = client.post(NODE + "edit/", {**fields, "handler": "python:billing.resend_v2"}, **HTMX)
     assert saved.status_code == 200
     assert saved.content.decode().lstrip().startswith('<div id="node-body"')
-    node = OntologyNode.objects.get(project=world.project, node_id="N-resend-invoice")
+    node = _node(world.project, "N-resend-invoice")
     assert (node.risk, node.chunk, node.handler) == ("medium", "Sends it again.", "python:billing.resend_v2")
     event = AuditEvent.objects.get(object_type="node", object_key="N-resend-invoice", action="update")
     assert event.after == {
@@ -290,7 +293,7 @@ def test_lifecycle_moves_need_reasons_and_an_edgeless_node_to_remove(world):
         client.post(NODE + "status/", {"status-status": "DEPRECATED", "status-reason": "v2"}).status_code
         == 302
     )
-    node = OntologyNode.objects.get(project=world.project, node_id="N-resend-invoice")
+    node = _node(world.project, "N-resend-invoice")
     assert (node.status, node.status_reason) == ("DEPRECATED", "v2")
 
     before = _state(world.project)
@@ -320,20 +323,17 @@ def test_expert_adds_changes_and_removes_edges_in_place(world):
     assert html.lstrip().startswith('<section class="card" id="edges-section"')
     assert 'id="graph-picture" aria-labelledby="picture-h" hx-swap-oob="true"' in html
     assert 'id="node-history" aria-labelledby="node-history-h" hx-swap-oob="true"' in html
-    assert OntologyEdge.objects.filter(
-        project=world.project,
-        source__node_id="N-oos",
-        target__node_id="N-resend-invoice",
-        type="ESCALATES_TO",
-    ).exists()
+    assert [e.key for e in _edges(world.project, "ESCALATES_TO")] == [
+        ("N-oos", "N-resend-invoice", "ESCALATES_TO")
+    ]
 
     key = {"source": "N-oos", "target": "N-resend-invoice", "type": "ESCALATES_TO"}
     updated = client.post(
         NODE + "edges/update/", {**key, "row": "0", "weight": "-0.5", "semantics": "inhibits"}, **HTMX
     )
     assert updated.status_code == 200
-    edge = OntologyEdge.objects.get(project=world.project, source__node_id="N-oos", type="ESCALATES_TO")
-    assert (edge.weight, edge.semantics) == (-0.5, "inhibits")
+    [edge] = _edges(world.project, "ESCALATES_TO")
+    assert (edge.source, edge.weight, edge.semantics) == ("N-oos", -0.5, "inhibits")
 
     before = _state(world.project)
     too_heavy = client.post(
@@ -345,7 +345,7 @@ def test_expert_adds_changes_and_removes_edges_in_place(world):
 
     removed = client.post(NODE + "edges/remove/", key, **HTMX)
     assert removed.status_code == 200
-    assert not OntologyEdge.objects.filter(project=world.project, type="ESCALATES_TO").exists()
+    assert _edges(world.project, "ESCALATES_TO") == []
     assert (
         AuditEvent.objects.filter(
             object_type="edge", object_key="N-oos|N-resend-invoice|ESCALATES_TO"

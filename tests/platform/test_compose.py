@@ -220,12 +220,14 @@ def test_worker_and_beat_start_after_web_migrated_the_database(name):
     assert SERVICES[name]["depends_on"]["web"] == {"condition": "service_healthy"}
 
 
-def test_web_migrates_then_serves_with_gunicorn():
+def test_web_migrates_creates_the_graph_schema_then_serves_with_gunicorn():
     command = command_text(SERVICES["web"])
 
     assert SERVICES["web"]["command"][:2] == ["sh", "-c"]
-    assert command.index("python manage.py migrate --noinput &&") < command.index(
-        "exec gunicorn arg_platform.wsgi:application"
+    assert (
+        command.index("python manage.py migrate --noinput &&")
+        < command.index("python manage.py graph_init_schema &&")
+        < command.index("exec gunicorn arg_platform.wsgi:application")
     )
     assert "--bind 0.0.0.0:8000" in command
     assert SERVICES["web"]["build"] == {"context": ".", "target": "runtime"}

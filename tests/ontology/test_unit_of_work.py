@@ -1,0 +1,194 @@
+"""One unit of work across the Django database and the graph store, on both backends.
+
+A change that touches Django tables and the graph store commits in both or in neither: each test
+forces a failure *after* the graph write and checks that the database and the graph are exactly as
+they were. ``app_store`` (``conftest.py``) makes the platform's own graph store the backend under
+test — on ``neo4j``, a real server (``tests/neo4j_server.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arg_platform.errors import RuleViolation
+from ontology.store.port import EdgeData, GraphData, NodeData
+
+from .conftest import sample_graph
+
+SMALL_PACK = Path(__file__).resolve().parents[1] / "taxonomy" / "fixtures" / "small_pack.yaml"
+
+
+class Boom(RuntimeError):
+    """The failure a test forces after the graph write."""
+
+
+def _db_state() -> tuple[int, int, int]:
+    from arg_platform.models import AuditEvent
+    from projects.models import Project
+    from taxonomy.models import Label
+
+    return Project.objects.count(), Label.objects.count(), AuditEvent.objects.count()
+
+
+@pytest.mark.django_db
+def test_a_node_edit_that_fails_after_the_graph_write_changes_neither_store(
+    app_store: Any, project: Any, taxonomy: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ontology.services as services
+
+    app_store.replace_graph(project.pk, sample_graph())
+    graph_before, db_before = app_store.export_graph(project.pk), _db_state()
+
+    def fail(**kwargs: Any) -> None:
+        raise Boom("audit trail unavailable")
+
+    monkeypatch.setattr(services, "audit_record", fail)
+    with pytest.raises(Boom):
+        services.node_create(
+            project=project, actor=None, node=NodeData("N-new", "FAQ", "New", "A new answer.")
+        )
+    with pytest.raises(Boom):
+        services.edge_update(
+            project=project,
+            actor=None,
+            source="N-a",
+            target="N-b",
+            type="LEADS_TO",
+            weight=0.1,
+            semantics="weaker",
+        )
+
+    assert app_store.get_node(project.pk, "N-new") is None
+    assert app_store.export_graph(project.pk) == graph_before
+    assert _db_state() == db_before
+
+
+@pytest.mark.django_db
+def test_a_pack_import_that_fails_after_the_graph_write_leaves_no_trace(
+    app_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from taxonomy.packs import importer, pack_import, pack_read
+
+    db_before = _db_state()
+
+    def fail(**kwargs: Any) -> None:
+        raise Boom("audit trail unavailable")
+
+    monkeypatch.setattr(importer, "audit_record", fail)
+    with pytest.raises(Boom):
+        pack_import(pack_read(SMALL_PACK))
+
+    assert _db_state() == db_before
+    for project_id in range(1, 50):  # whatever id the rolled-back project had, its graph is gone
+        assert app_store.counts(project_id)["nodes"] == 0
+
+
+@pytest.mark.django_db
+def test_a_reimport_that_fails_after_the_graph_write_keeps_the_old_graph(
+    app_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ontology.services import node_create
+    from taxonomy.packs import importer, pack_import, pack_read
+
+    project = pack_import(pack_read(SMALL_PACK)).project
+    node_create(project=project, actor=None, node=NodeData("N-extra", "FAQ", "Extra", "An expert's edit."))
+    graph_before, db_before = app_store.export_graph(project.pk), _db_state()
+    assert "N-extra" in {n.node_id for n in graph_before.nodes}  # the re-import would remove it
+
+    def fail(**kwargs: Any) -> None:
+        raise Boom("audit trail unavailable")
+
+    monkeypatch.setattr(importer, "audit_record", fail)
+    with pytest.raises(Boom):
+        pack_import(pack_read(SMALL_PACK), project_slug=project.slug)
+
+    assert app_store.export_graph(project.pk) == graph_before
+    assert _db_state() == db_before
+
+
+@pytest.mark.django_db
+def test_a_proposal_whose_publication_fails_leaves_the_draft_as_it_was(
+    app_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ontology import releases
+    from ontology.models import Release
+    from review.application import proposal_apply
+    from review.changeset import EdgeSetWeight, changeset_dump, changeset_fingerprint, changeset_targets
+    from review.models import Proposal
+    from taxonomy.packs import pack_import, pack_read
+
+    project = pack_import(pack_read(SMALL_PACK)).project
+    base = releases.release_publish(project=project, actor=None)
+    edge = app_store.export_graph(project.pk).edges[0]
+    ops = (EdgeSetWeight(edge.source, edge.target, edge.type, weight=0.05),)
+    proposal = Proposal.objects.create(
+        project=project,
+        kind="EDGE_WEIGHT",
+        status="APPROVED",
+        confidence_bin="MID_CONF",
+        title="weaker edge",
+        fingerprint=changeset_fingerprint("EDGE_WEIGHT", ops),
+        base_release=base,
+        changeset=changeset_dump(ops),
+        target_keys=changeset_targets(ops),
+    )
+    graph_before = app_store.export_graph(project.pk)
+
+    def fail(**kwargs: Any) -> None:
+        raise RuleViolation([])
+
+    monkeypatch.setattr(releases, "release_publish", fail)
+    with pytest.raises(RuleViolation):
+        proposal_apply(proposal=proposal, actor=None)
+
+    assert app_store.export_graph(project.pk) == graph_before
+    assert Release.objects.filter(project=project).count() == 1
+    proposal.refresh_from_db()
+    assert proposal.status == "FAILED"
+
+
+@pytest.mark.django_db
+def test_inside_a_unit_reads_see_its_writes_and_other_connections_do_not(
+    app_store: Any, project: Any, taxonomy: dict[str, str]
+) -> None:
+    from ontology.store.unit_of_work import graph_atomic
+
+    app_store.replace_graph(project.pk, sample_graph())
+    seen_elsewhere: list[bool] = []
+    with graph_atomic():
+        app_store.add_edge(project.pk, EdgeData("N-e", "N-f", "RELATED_TO", 0.4))
+        assert any(e.target == "N-f" for e in app_store.neighbours(project.pk, "N-e", "out"))
+        if app_store.backend == "neo4j":  # a second connection (another request) sees committed data only
+            worker = threading.Thread(
+                target=lambda: seen_elsewhere.append(
+                    any(e.target == "N-f" for e in app_store.neighbours(project.pk, "N-e", "out"))
+                )
+            )
+            worker.start()
+            worker.join()
+            assert seen_elsewhere == [False]
+    assert any(e.target == "N-f" for e in app_store.neighbours(project.pk, "N-e", "out"))
+
+
+@pytest.mark.django_db
+def test_a_savepoint_rolls_back_one_part_and_keeps_the_rest(
+    app_store: Any, project: Any, taxonomy: dict[str, str]
+) -> None:
+    from ontology.store.unit_of_work import graph_atomic, graph_savepoint
+
+    app_store.replace_graph(project.pk, GraphData(nodes=sample_graph().nodes))
+    with graph_atomic():
+        app_store.add_edge(project.pk, EdgeData("N-a", "N-b", "LEADS_TO", 0.5))
+        with pytest.raises(Boom), graph_savepoint(project.pk):
+            app_store.add_edge(project.pk, EdgeData("N-b", "N-d", "ELABORATES", 0.5))
+            raise Boom("this part fails")
+        app_store.add_edge(project.pk, EdgeData("N-c", "N-b", "REQUIRES", 1.0))
+
+    assert [e.key for e in app_store.export_graph(project.pk).edges] == [
+        ("N-a", "N-b", "LEADS_TO"),
+        ("N-c", "N-b", "REQUIRES"),
+    ]

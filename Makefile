@@ -17,10 +17,17 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 ## run: set up, migrate, load the demo pack on first start, print demo users, serve web + worker + beat
+## (GRAPH=neo4j: on the neo4j backend, beside a local Neo4j with GDS: scripts/run-neo4j.sh)
+GRAPH ?= sql
 run: venv
+ifeq ($(GRAPH),neo4j)
+	bash scripts/ensure-system-deps.sh
+	bash scripts/run-neo4j.sh $(PY) $(PORT)
+else
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py bootstrap_demo
 	$(PY) manage.py run_embedded --port $(PORT)
+endif
 
 ## test: set up (system packages too) and run the whole suite with the linters: on SQLite (the embedded
 ## default), then again on a throwaway PostgreSQL (the production database); the tests marked neo4j

@@ -125,3 +125,93 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
     for pid in map(int, re.findall(r"started \w+ \(pid (\d+)\)", text)):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def _wait_healthy(base: str, seconds: float) -> dict:
+    deadline = time.monotonic() + seconds
+    status, body = 0, b""
+    while time.monotonic() < deadline:
+        try:
+            status, body = _get(f"{base}/healthz")
+            if status == 200:
+                return json.loads(body)  # type: ignore[no-any-return]
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"healthz never answered 200 (last {status}: {body[:500]!r})")
+
+
+def _run_neo4j(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        ["bash", "scripts/run-neo4j.sh", sys.executable, str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> str:
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    return out.decode(errors="replace")
+
+
+@pytest.mark.server
+@pytest.mark.neo4j
+def test_make_run_on_neo4j_serves_the_demo_from_a_local_server_and_keeps_its_data(tmp_path):
+    """`make run GRAPH=neo4j` (scripts/run-neo4j.sh): the demo served from a real local Neo4j, the
+    README's request answered with the printed token; Ctrl-C stops everything, the server included;
+    the next run resumes the same graph."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE_URL", "ARG_", "CELERY_", "NEO4J_"))
+    }
+    env["ARG_NEO4J_RUN_DIR"] = str(tmp_path / "neo4j-run")
+    port = _free_port()
+    proc = _run_neo4j(env, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        health = _wait_healthy(base, 300)
+        graph = health["components"]["graph_store"]
+        assert graph["info"]["backend"] == "neo4j" and graph["info"]["server"].startswith("Neo4j/5.26")
+        first = _stop(proc)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    token = re.search(r"API token for project \S+ \(role [^)]*\): (arg_\S+)", first)
+    assert token is not None, first[-3000:]
+    assert "[supervisor] all stopped" in first, first[-3000:]
+    home = tmp_path / "neo4j-run" / "neo4j"
+    assert (home / "data").is_dir() and not (home / "neo4j.pid").exists()  # halted, its home kept
+
+    proc = _run_neo4j(env, port)
+    try:
+        _wait_healthy(base, 300)
+        auth = {"Authorization": f"Bearer {token.group(1)}"}
+        status, body = _post(
+            f"{base}/api/v1/infer",
+            {"prompt": "I need a copy of last month's invoice", "context": {"session_id": "s-1"}},
+            auth,
+        )
+        assert status == 200, body
+        answer = json.loads(body)
+        assert answer["outcome"]["kind"] in ("INFO", "ACTION", "CLARIFY"), body
+        assert answer["release"]["version"] == 1 and answer["path"]["nodes"], body
+        served = {n["node_id"] for n in answer["path"]["nodes"]}
+        connection = dict(re.findall(r"export (NEO4J_\w+)=(\S+)", (home / "env").read_text()))
+        from neo4j import GraphDatabase
+
+        with GraphDatabase.driver(
+            connection["NEO4J_URI"], auth=(connection["NEO4J_USER"], connection["NEO4J_PASSWORD"])
+        ) as driver:
+            stored = {
+                r["id"] for r in driver.execute_query("MATCH (n:OntologyNode) RETURN n.node_id AS id").records
+            }
+        assert len(stored) > 20 and served <= stored  # the draft graph lives in that Neo4j
+    finally:
+        second = _stop(proc)
+    assert "already exist" in second, second[-3000:]  # the demo was not loaded twice
+    assert "[supervisor] all stopped" in second, second[-3000:]

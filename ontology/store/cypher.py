@@ -64,6 +64,11 @@ SCHEMA_STATEMENTS = (
 
 DELETE_PROJECT_NODES = "MATCH (n:OntologyNode {project_id: $project_id}) DETACH DELETE n"
 DELETE_PROJECT_ALIASES = "MATCH (a:NodeAlias {project_id: $project_id}) DELETE a"
+# A large replacement (Neo4jGraphStore.replace_graph): a batch of a staged or tombstoned graph deleted
+# per transaction, and a whole graph moved from one key to another by one property write per node.
+DELETE_NODES_BATCH = "MATCH (n:OntologyNode {project_id: $project_id}) WITH n LIMIT $limit DETACH DELETE n"
+MOVE_PROJECT_NODES = "MATCH (n:OntologyNode {project_id: $project_id}) SET n.project_id = $to"
+MOVE_PROJECT_ALIASES = "MATCH (a:NodeAlias {project_id: $project_id}) SET a.project_id = $to"
 CREATE_NODES = (
     "UNWIND $rows AS row "
     "CREATE (n:OntologyNode {project_id: $project_id, node_id: row.node_id}) "
@@ -191,6 +196,9 @@ STATEMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "SCHEMA_DROP_NODE_VECTOR_INDEX": (SCHEMA_DROP_NODE_VECTOR_INDEX, ()),
     "DELETE_PROJECT_NODES": (DELETE_PROJECT_NODES, _P),
     "DELETE_PROJECT_ALIASES": (DELETE_PROJECT_ALIASES, _P),
+    "DELETE_NODES_BATCH": (DELETE_NODES_BATCH, ("project_id", "limit")),
+    "MOVE_PROJECT_NODES": (MOVE_PROJECT_NODES, ("project_id", "to")),
+    "MOVE_PROJECT_ALIASES": (MOVE_PROJECT_ALIASES, ("project_id", "to")),
     "CREATE_NODES": (CREATE_NODES, ("project_id", "rows", "now")),
     "CREATE_EDGES": (CREATE_EDGES, ("project_id", "rows")),
     "CREATE_ALIASES": (CREATE_ALIASES, ("project_id", "rows", "now")),

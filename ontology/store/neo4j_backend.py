@@ -5,7 +5,14 @@ sent through ``_run``, which refuses parameters other than the declared ones. Wr
 transactions (``session.execute_write``): the transaction function reads what the graph rules need,
 checks them (``ontology.store.checks``) and writes; a ``RuleViolation`` raised inside it rolls the
 transaction back, so a refusal writes nothing. ``replace_graph`` deletes and rewrites a project's
-graph in one transaction, in ``UNWIND`` batches of ``REPLACE_BATCH_SIZE`` rows.
+graph in one transaction, in ``UNWIND`` batches of ``REPLACE_BATCH_SIZE`` rows — up to
+``STAGED_ABOVE`` rows (nodes + edges + aliases). A larger graph is *staged*: written in batches of
+their own transactions under the project's staging key (``-2·project_id``, a key no reader asks for),
+then swapped in by one small transaction that moves the old graph to the tombstone key
+(``-2·project_id - 1``) and the staged one to the project — readers see the old graph or the new one,
+never a part; inside a unit of work the swap is part of the unit, so it commits or rolls back with it.
+The tombstone is deleted in batches after the swap has committed; leftovers of an interrupted
+replacement are deleted by the next one.
 
 A *unit of work* (``unit_of_work()``, opened by ``ontology.store.graph_atomic`` together with a Django
 atomic block) is one explicit Neo4j transaction that every read and write of this thread joins until
@@ -34,6 +41,7 @@ from django.utils import timezone
 from arg_platform.errors import NotFound
 
 from .checks import (
+    REPLACE_BATCH_SIZE,
     batches,
     check_alias,
     check_direction,
@@ -55,6 +63,7 @@ from .port import (
     resolve_alias_chain,
 )
 
+STAGED_ABOVE = 20_000
 NEIGHBOUR_STATEMENTS = {"out": "NEIGHBOURS_OUT", "in": "NEIGHBOURS_IN", "both": "NEIGHBOURS_BOTH"}
 
 
@@ -114,6 +123,23 @@ def node_from_props(props: dict[str, Any]) -> NodeData:
     )
 
 
+def _replace_rows(graph: GraphData) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The ``UNWIND`` rows that write ``graph``: [(statement, rows)], nodes first."""
+    node_rows = [{"node_id": n.node_id, "props": node_props(n)} for n in graph.nodes]
+    edge_rows = [
+        {
+            "source": e.source,
+            "target": e.target,
+            "type": str(e.type),
+            "weight": float(e.weight),
+            "semantics": e.semantics,
+        }
+        for e in graph.edges
+    ]
+    alias_rows = [{"source": a.source, "targets": list(a.targets), "reason": a.reason} for a in graph.aliases]
+    return [("CREATE_NODES", node_rows), ("CREATE_EDGES", edge_rows), ("CREATE_ALIASES", alias_rows)]
+
+
 def _rollback_quietly(tx: Any) -> None:
     """Roll back ``tx``; a connection already gone has rolled it back on the server."""
     with contextlib.suppress(Exception):  # the original exception is the one that matters
@@ -128,6 +154,7 @@ def _edge(record: Any) -> EdgeData:
 
 class Neo4jGraphStore:
     backend = "neo4j"
+    staged_above = STAGED_ABOVE  # rows; a larger replace_graph is staged (see the module docstring)
 
     def __init__(
         self, *, uri: str, user: str, password: str, database: str, max_retry_s: float = 3.0
@@ -229,9 +256,12 @@ class Neo4jGraphStore:
                 _rollback_quietly(tx)
                 raise RuntimeError("the graph unit of work could not return to a savepoint; rolled back")
             tx.commit()
+            for key in getattr(self._local, "after_commit", []):
+                self._purge(key)
         finally:
             self._local.tx = None
             self._local.broken = False
+            self._local.after_commit = []
             session.close()
 
     @contextmanager
@@ -265,35 +295,65 @@ class Neo4jGraphStore:
 
     def replace_graph(self, project_id: int, graph: GraphData) -> None:
         check_graph(graph, taxonomy_refs(project_id))
-        self._write(self._replace, project_id, graph)
+        if len(graph.nodes) + len(graph.edges) + len(graph.aliases) <= self.staged_above:
+            self._write(self._replace, project_id, graph)
+            return
+        staging, tombstone = -2 * project_id, -2 * project_id - 1
+        with self.driver.session(database=self.database) as session:  # not the unit: these commit now
+            for key in (staging, tombstone):
+                self._delete_in_batches(session, key)
+            rows = _replace_rows(graph)
+            now = timezone.now()
+            for name, params in rows:
+                for batch in batches(params):
+                    extra = {"now": now} if name != "CREATE_EDGES" else {}
+                    session.execute_write(
+                        lambda tx, n=name, b=batch, e=extra: _run(
+                            tx, n, project_id=staging, rows=b, **e
+                        ).consume()
+                    )
+
+        def swap(tx: Any) -> None:
+            _run(tx, "MOVE_PROJECT_NODES", project_id=project_id, to=tombstone).consume()
+            _run(tx, "MOVE_PROJECT_ALIASES", project_id=project_id, to=tombstone).consume()
+            _run(tx, "MOVE_PROJECT_NODES", project_id=staging, to=project_id).consume()
+            _run(tx, "MOVE_PROJECT_ALIASES", project_id=staging, to=project_id).consume()
+
+        self._write(swap)
+        if self.in_unit_of_work:
+            self._local.after_commit = [*getattr(self._local, "after_commit", []), tombstone]
+        else:
+            self._purge(tombstone)
+
+    def _purge(self, key: int) -> None:
+        with self.driver.session(database=self.database) as session:
+            self._delete_in_batches(session, key)
+
+    @staticmethod
+    def _delete_in_batches(session: Any, key: int) -> None:
+        """Delete the graph stored under ``key`` a batch of nodes per transaction."""
+        session.execute_write(lambda tx: _run(tx, "DELETE_PROJECT_ALIASES", project_id=key).consume())
+        deleted = 1
+        while deleted:
+            deleted = session.execute_write(
+                lambda tx: (
+                    _run(tx, "DELETE_NODES_BATCH", project_id=key, limit=REPLACE_BATCH_SIZE)
+                    .consume()
+                    .counters.nodes_deleted
+                )
+            )
 
     @staticmethod
     def _replace(tx: Any, project_id: int, graph: GraphData) -> None:
         """Delete the project's graph and write ``graph`` in ``UNWIND`` batches (no checks: callers')."""
         now = timezone.now()
-        node_rows = [{"node_id": n.node_id, "props": node_props(n)} for n in graph.nodes]
-        edge_rows = [
-            {
-                "source": e.source,
-                "target": e.target,
-                "type": str(e.type),
-                "weight": float(e.weight),
-                "semantics": e.semantics,
-            }
-            for e in graph.edges
-        ]
-        alias_rows = [
-            {"source": a.source, "targets": list(a.targets), "reason": a.reason} for a in graph.aliases
-        ]
-
         _run(tx, "DELETE_PROJECT_ALIASES", project_id=project_id).consume()
         _run(tx, "DELETE_PROJECT_NODES", project_id=project_id).consume()
-        for rows in batches(node_rows):
-            _run(tx, "CREATE_NODES", project_id=project_id, rows=rows, now=now).consume()
-        for rows in batches(edge_rows):
-            _run(tx, "CREATE_EDGES", project_id=project_id, rows=rows).consume()
-        for rows in batches(alias_rows):
-            _run(tx, "CREATE_ALIASES", project_id=project_id, rows=rows, now=now).consume()
+        rows = _replace_rows(graph)
+        for name, params in rows:
+            for batch in batches(params):
+                extra = {"now": now} if name != "CREATE_EDGES" else {}
+                _run(tx, name, project_id=project_id, rows=batch, **extra).consume()
 
     def export_graph(self, project_id: int) -> GraphData:
         def work(tx: Any) -> GraphData:

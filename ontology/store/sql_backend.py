@@ -313,12 +313,12 @@ class SqlGraphStore:
         labels: dict[int, list[str]] = defaultdict(list)
         clusters: dict[int, list[str]] = defaultdict(list)
         pks = [row.pk for row in rows]
-        for node_pk, label_id in NodeLabel.objects.filter(node_id__in=pks).order_by("id").values_list(
-            "node_id", "label_id"
+        for node_pk, label_id in (
+            NodeLabel.objects.filter(node_id__in=pks).order_by("id").values_list("node_id", "label_id")
         ):
             labels[node_pk].append(label_id)
-        for node_pk, key in NodeCluster.objects.filter(node_id__in=pks).order_by("id").values_list(
-            "node_id", "cluster_key"
+        for node_pk, key in (
+            NodeCluster.objects.filter(node_id__in=pks).order_by("id").values_list("node_id", "cluster_key")
         ):
             clusters[node_pk].append(key)
         return [_node_data(row, tuple(labels[row.pk]), tuple(clusters[row.pk])) for row in rows], total

@@ -8,7 +8,9 @@ test — on ``neo4j``, a real server (``tests/neo4j_server.py``).
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +194,99 @@ def test_a_savepoint_rolls_back_one_part_and_keeps_the_rest(
         ("N-a", "N-b", "LEADS_TO"),
         ("N-c", "N-b", "REQUIRES"),
     ]
+
+
+def _keys_in_use(store: Any) -> set[int]:
+    with store.driver.session(database=store.database) as session:
+        return {
+            r["key"]
+            for r in session.run(
+                "MATCH (n) WHERE n:OntologyNode OR n:NodeAlias RETURN DISTINCT n.project_id AS key"
+            )
+        }
+
+
+@pytest.fixture
+def staged_store(project: Any, taxonomy: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The platform's store on a real Neo4j, staging every replacement (batches of two rows)."""
+    import ontology.store.neo4j_backend as backend
+    from tests.neo4j_server import neo4j_store, neo4j_wipe
+
+    store = neo4j_store()
+    store.init_schema()
+    neo4j_wipe(store)
+    store.staged_above = 0
+    monkeypatch.setattr(backend, "REPLACE_BATCH_SIZE", 2)
+    monkeypatch.setattr(backend, "batches", lambda rows: [rows[i : i + 2] for i in range(0, len(rows), 2)])
+    try:
+        yield store
+    finally:
+        neo4j_wipe(store)
+        store.close()
+
+
+@pytest.mark.neo4j
+@pytest.mark.django_db
+def test_a_large_replacement_is_staged_in_batches_and_swapped_whole(staged_store: Any, project: Any) -> None:
+    small = GraphData(nodes=sample_graph().nodes[:3])
+    staged_store.replace_graph(project.pk, small)
+    staged_store.replace_graph(project.pk, sample_graph())
+
+    exported = staged_store.export_graph(project.pk)
+    assert {n.node_id for n in exported.nodes} == {n.node_id for n in sample_graph().nodes}
+    assert len(exported.edges) == len(sample_graph().edges) and len(exported.aliases) == 1
+    assert _keys_in_use(staged_store) == {project.pk}  # no staging or tombstone left
+
+
+@pytest.mark.neo4j
+@pytest.mark.django_db
+def test_a_staged_replacement_that_fails_midway_leaves_the_old_graph(
+    staged_store: Any, project: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ontology.store.neo4j_backend as backend
+
+    staged_store.replace_graph(project.pk, sample_graph())
+    before = staged_store.export_graph(project.pk)
+    real_run, sent = backend._run, []
+
+    def failing_run(tx: Any, name: str, **params: Any) -> Any:
+        sent.append(name)
+        if sent.count("CREATE_NODES") == 3:
+            raise Boom("the server went away during the third batch")
+        return real_run(tx, name, **params)
+
+    monkeypatch.setattr(backend, "_run", failing_run)
+    with pytest.raises(Boom):
+        staged_store.replace_graph(project.pk, GraphData(nodes=sample_graph().nodes[:5]))
+    monkeypatch.setattr(backend, "_run", real_run)
+
+    assert sent.count("CREATE_NODES") >= 2  # several batches had committed under the staging key
+    assert staged_store.export_graph(project.pk) == before
+    staged_store.replace_graph(project.pk, GraphData(nodes=sample_graph().nodes[:5]))
+    assert len(staged_store.export_graph(project.pk).nodes) == 5
+    assert _keys_in_use(staged_store) == {project.pk}  # the next replacement cleared the leftovers
+
+
+@pytest.mark.neo4j
+@pytest.mark.django_db
+def test_a_staged_replacement_inside_a_unit_rolls_back_with_it(staged_store: Any, project: Any) -> None:
+    from ontology.store.unit_of_work import graph_atomic
+
+    staged_store.replace_graph(project.pk, sample_graph())
+    before = staged_store.export_graph(project.pk)
+    import ontology.store as store_module
+
+    saved = (store_module._store, store_module._store_pid)
+    store_module._store, store_module._store_pid = staged_store, os.getpid()
+    try:
+        with pytest.raises(Boom), graph_atomic():
+            staged_store.replace_graph(project.pk, GraphData(nodes=sample_graph().nodes[:2]))
+            assert len(staged_store.export_graph(project.pk).nodes) == 2  # the unit sees the swap
+            raise Boom("the database part failed")
+        assert staged_store.export_graph(project.pk) == before
+        with graph_atomic():
+            staged_store.replace_graph(project.pk, GraphData(nodes=sample_graph().nodes[:2]))
+    finally:
+        store_module._store, store_module._store_pid = saved
+    assert len(staged_store.export_graph(project.pk).nodes) == 2
+    assert _keys_in_use(staged_store) == {project.pk}  # the tombstone went after the commit

@@ -1,15 +1,15 @@
 """Structural analytics through Neo4j Graph Data Science (the ``neo4j`` backend's way).
 
-Through a Cypher runner — the ``neo4j`` graph store itself (``Neo4jGraphStore.run_cypher``), so that
-inside a unit of work the projection sees the unit's uncommitted writes, or a ``graphdatascience``
-client (``gds_client_from_settings``), whose own session sees committed data only: an in-memory GDS
-graph is projected from the project's ACTIVE
-``:OntologyNode``s with a Cypher projection (``gds.graph.project``), Louvain (``gds.louvain.stream``)
-and Node Similarity (``gds.nodeSimilarity.stream``, topK) stream their results, and the projection is
-dropped in ``finally`` whatever happens. SimRank (GDS has none), modularity, degree and PageRank are
-then computed in Python exactly as by the networkx backend, from the same projection of the
-``GraphData`` handed in — which must be the graph stored in Neo4j for ``project_id`` (a node that GDS
-returns but the ``GraphData`` lacks is refused).
+An in-memory GDS graph is projected from the project's ACTIVE ``:OntologyNode``s with a Cypher
+projection (``gds.graph.project``), Louvain (``gds.louvain.stream``) and Node Similarity
+(``gds.nodeSimilarity.stream``, topK) stream their results, and the projection is dropped whatever
+happens. The statements go through a *Cypher runner*: by default the ``neo4j`` graph store itself
+(``Neo4jGraphStore.run_cypher``), so that inside a unit of work — a proposal applied and published —
+the projection sees the unit's own, uncommitted writes; or a ``graphdatascience`` client
+(``gds_client_from_settings``), whose session sees committed data only. SimRank (GDS has none),
+modularity, degree and PageRank are then computed in Python exactly as by the networkx backend, from
+the same projection of the ``GraphData`` handed in — which must be the graph stored in Neo4j for
+``project_id`` (a node that GDS returns but the ``GraphData`` lacks is refused).
 
 The GDS projection equals ``projection.build_projection``: one undirected relationship per pair of
 ACTIVE nodes joined by any edge, weighted by the sum of ``|weight|``. GDS Louvain has no random seed;

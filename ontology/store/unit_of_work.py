@@ -8,8 +8,8 @@ store together; it commits in both or in neither.
   ``neo4j`` backend it is one explicit Neo4j transaction that every store call of the thread joins.
   An exception anywhere in the block rolls back both. When the block ends normally the graph commits
   first, then the database: the only failure left between the two is a database commit that fails
-  after the graph committed, which ``graph_atomic`` logs as an error naming the project graph to
-  check. Nested blocks join the outermost one (Django makes them savepoints; the graph joins).
+  after the graph committed, which ``graph_atomic`` logs as an error for the operator. Nested blocks
+  join the outermost one (Django makes them savepoints; the graph joins).
 * ``graph_savepoint(project_id)`` marks a point a caller may roll back to and then carry on — the
   nightly batch rolls back one failing proposal and applies the others: a Django savepoint, plus the
   store's savepoint (on ``neo4j``, the project's graph as it was is written back in the same

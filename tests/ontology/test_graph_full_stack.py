@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from tests.review.loop_fixtures import store_proposal
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_PACK = ROOT / "packs" / "demo" / "pack.yaml"
 SURVIVOR, DUPLICATE = "N-deploy-tls-info", "N-deploy-tls-faq"
@@ -28,9 +30,7 @@ def test_pack_publish_infer_apply_publish_rollback_export(app_store: Any, token_
     from ontology.snapshots import registry
     from projects.models import Project
     from review.application import proposal_apply
-    from review.changeset import changeset_dump, changeset_fingerprint, changeset_targets
     from review.generators.merge import merge_changeset
-    from review.models import Proposal
     from taxonomy.models import Role
     from taxonomy.packs import pack_read
 
@@ -48,16 +48,8 @@ def test_pack_publish_infer_apply_publish_rollback_export(app_store: Any, token_
 
     # the offline loop's application step: an approved merge, applied and published as v2
     ops = merge_changeset(imported, SURVIVOR, DUPLICATE, reason="duplicate TLS content")
-    proposal = Proposal.objects.create(
-        project=project,
-        kind="MERGE",
-        status="APPROVED",
-        confidence_bin="MID_CONF",
-        title="merge the TLS duplicates",
-        fingerprint=changeset_fingerprint("MERGE", ops),
-        base_release=Release.objects.get(project=project, version=1),
-        changeset=changeset_dump(ops),
-        target_keys=changeset_targets(ops),
+    proposal = store_proposal(
+        project, Release.objects.get(project=project, version=1), "MERGE", ops, "APPROVED"
     )
     release = proposal_apply(proposal=proposal, actor=None)
     assert release.version == 2

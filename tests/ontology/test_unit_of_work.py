@@ -18,6 +18,7 @@ import pytest
 
 from arg_platform.errors import RuleViolation
 from ontology.store.port import EdgeData, GraphData, NodeData
+from tests.review.loop_fixtures import store_proposal
 
 from .conftest import sample_graph
 
@@ -119,25 +120,14 @@ def test_a_proposal_whose_publication_fails_leaves_the_draft_as_it_was(
     from ontology import releases
     from ontology.models import Release
     from review.application import proposal_apply
-    from review.changeset import EdgeSetWeight, changeset_dump, changeset_fingerprint, changeset_targets
-    from review.models import Proposal
+    from review.changeset import EdgeSetWeight
     from taxonomy.packs import pack_import, pack_read
 
     project = pack_import(pack_read(SMALL_PACK)).project
     base = releases.release_publish(project=project, actor=None)
     edge = app_store.export_graph(project.pk).edges[0]
     ops = (EdgeSetWeight(edge.source, edge.target, edge.type, weight=0.05),)
-    proposal = Proposal.objects.create(
-        project=project,
-        kind="EDGE_WEIGHT",
-        status="APPROVED",
-        confidence_bin="MID_CONF",
-        title="weaker edge",
-        fingerprint=changeset_fingerprint("EDGE_WEIGHT", ops),
-        base_release=base,
-        changeset=changeset_dump(ops),
-        target_keys=changeset_targets(ops),
-    )
+    proposal = store_proposal(project, base, "EDGE_WEIGHT", ops, "APPROVED")
     graph_before = app_store.export_graph(project.pk)
 
     def fail(**kwargs: Any) -> None:

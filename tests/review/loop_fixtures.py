@@ -49,27 +49,29 @@ def small_release(db: Any) -> tuple[Any, Any]:
     return project, release_publish(project=project, actor=None)
 
 
-@pytest.fixture
-def stored_proposal() -> Callable[..., Any]:
-    """Store a proposal with a changeset (operations or JSON) in a given status."""
+def store_proposal(
+    project: Any, release: Any, kind: str, ops: Sequence[Any], status: str = "AUTO_COMMITTED"
+) -> Any:
+    """Store a proposal with a changeset (operations or JSON) in a given status, as the loop does."""
     from review.changeset import changeset_dump, changeset_fingerprint, changeset_load, changeset_targets
     from review.models import Proposal
 
-    def make(
-        project: Any, release: Any, kind: str, ops: Sequence[Any], status: str = "AUTO_COMMITTED"
-    ) -> Any:
-        data = ops if ops and isinstance(ops[0], dict) else changeset_dump(ops)
-        loaded = changeset_load(list(data))
-        return Proposal.objects.create(
-            project=project,
-            kind=kind,
-            status=status,
-            confidence_bin="HIGH_CONF" if status == "AUTO_COMMITTED" else "MID_CONF",
-            title=f"{kind} test",
-            fingerprint=changeset_fingerprint(kind, loaded),
-            base_release=release,
-            changeset=list(data),
-            target_keys=changeset_targets(loaded),
-        )
+    data = ops if ops and isinstance(ops[0], dict) else changeset_dump(ops)
+    loaded = changeset_load(list(data))
+    return Proposal.objects.create(
+        project=project,
+        kind=kind,
+        status=status,
+        confidence_bin="HIGH_CONF" if status == "AUTO_COMMITTED" else "MID_CONF",
+        title=f"{kind} test",
+        fingerprint=changeset_fingerprint(kind, loaded),
+        base_release=release,
+        changeset=list(data),
+        target_keys=changeset_targets(loaded),
+    )
 
-    return make
+
+@pytest.fixture
+def stored_proposal() -> Callable[..., Any]:
+    """``store_proposal`` as a fixture."""
+    return store_proposal

@@ -8,9 +8,11 @@ transaction back, so a refusal writes nothing. ``replace_graph`` deletes and rew
 graph in one transaction, in ``UNWIND`` batches of ``REPLACE_BATCH_SIZE`` rows — up to
 ``STAGED_ABOVE`` rows (nodes + edges + aliases). A larger graph is *staged*: written in batches of
 their own transactions under the project's staging key (``-2·project_id``, a key no reader asks for),
-then swapped in by one small transaction that moves the old graph to the tombstone key
-(``-2·project_id - 1``) and the staged one to the project — readers see the old graph or the new one,
-never a part; inside a unit of work the swap is part of the unit, so it commits or rolls back with it.
+then swapped in by one transaction that moves the old graph to the tombstone key
+(``-2·project_id - 1``) and the staged one to the project — one property write per node, far less than
+writing the graph, yet still proportional to it (replacing a 100k-node graph needs more than 1 GiB of
+heap; docs/benchmarks.md). Readers see the old graph or the new one, never a part; inside a unit of
+work the swap is part of the unit, so it commits or rolls back with it.
 The tombstone is deleted in batches after the swap has committed; leftovers of an interrupted
 replacement are deleted by the next one.
 

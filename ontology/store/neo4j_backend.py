@@ -16,7 +16,7 @@ work the swap is part of the unit, so it commits or rolls back with it.
 The tombstone is deleted in batches after the swap has committed; leftovers of an interrupted
 replacement are deleted by the next one.
 
-A *unit of work* (``unit_of_work()``, opened by ``ontology.store.graph_atomic`` together with a Django
+A *unit of work* (``unit_of_work()``, opened by ``ontology.store.unit_of_work.graph_atomic`` with a Django
 atomic block) is one explicit Neo4j transaction that every read and write of this thread joins until
 it ends: the writes of a change that also touches Django tables commit together with them or not at
 all, and reads inside it see its own writes. ``savepoint()`` marks a point inside it that a failing

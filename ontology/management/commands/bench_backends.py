@@ -128,10 +128,15 @@ def find_neo4j_pid(uri: str) -> int | None:
     return servers[0] if len(servers) == 1 else None
 
 
-def java_max_heap(pid: int | None) -> str:
+def java_settings(pid: int | None) -> str:
+    """The server JVM's max heap and JIT (the last ``-Xmx`` / ``-XX:TieredStopAtLevel`` on its command line)."""
     if pid is None:
-        return "?"
-    return next((a[4:] for a in _cmdline(pid) if a.startswith("-Xmx")), "?")
+        return "max heap ?, JIT ?"
+    args = _cmdline(pid)
+    heap = [a[4:] for a in args if a.startswith("-Xmx")]
+    tiers = [a.split("=", 1)[1] for a in args if a.startswith("-XX:TieredStopAtLevel=")]
+    jit = "C1 only (TieredStopAtLevel=1)" if tiers and tiers[-1] == "1" else "full (C1 + C2)"
+    return f"max heap {heap[-1] if heap else '?'}, JIT {jit}"
 
 
 # --- helpers --------------------------------------------------------------------------------------
@@ -362,6 +367,11 @@ class Command(BaseCommand):
             self.log(f"FAILED {label}: {message}")
             return False, message
 
+    def note(self, label: str, key: tuple[Any, ...]) -> None:
+        """Log a measured value as soon as it is known (a run cut short still leaves its figures)."""
+        value = self.run.values.get(key)
+        self.log(f"{label}: {value:.3f}" if isinstance(value, float) else f"{label}: {value}")
+
     def memory(self, checkpoint: str) -> None:
         row = {
             "python_peak": status_mb("self", "VmHWM"),
@@ -402,6 +412,7 @@ class Command(BaseCommand):
                 f"{name} demo pack_import", lambda: pack_import(pack, project_slug=slug)
             )
             values[("import", name)] = time.perf_counter() - start if ok else FAILED
+            self.note(f"{name} demo pack_import s", ("import", name))
             if not ok:
                 return
             project = result.project
@@ -413,6 +424,7 @@ class Command(BaseCommand):
                 f"{name} demo release_publish", lambda: release_publish(project=project, actor=None)
             )
             values[("publish", name)] = time.perf_counter() - start if ok else FAILED
+            self.note(f"{name} demo release_publish s", ("publish", name))
             if ok:
                 timings = release.timings
                 values[("publish_draft", name)] = timings.get("validate_s", 0.0) + timings.get(
@@ -467,6 +479,7 @@ class Command(BaseCommand):
                 f"{name} proposal_apply", lambda: proposal_apply(proposal=proposal, actor=None)
             )
             values[("apply", name)] = time.perf_counter() - start if ok else FAILED
+            self.note(f"{name} proposal_apply s", ("apply", name))
             if ok:
                 resolved = get_graph_store().resolve_alias(project.pk, DUPLICATE)
                 if release.version != 2 or resolved != (SURVIVOR,):
@@ -499,6 +512,7 @@ class Command(BaseCommand):
             start = time.perf_counter()
             ok, _ = self.attempt(f"{name} {key} replace_graph", write)
             values[("replace", name, nodes)] = time.perf_counter() - start if ok else FAILED
+            self.note(f"{name} {key} replace_graph s", ("replace", name, nodes))
             if ok:
                 self.log(f"{name} {nodes:,} nodes: release_publish")
                 start = time.perf_counter()
@@ -509,6 +523,7 @@ class Command(BaseCommand):
 
                 ok_pub, release = self.attempt(f"{name} {key} release_publish", publish)
                 values[("spublish", name, nodes)] = time.perf_counter() - start if ok_pub else FAILED
+                self.note(f"{name} {key} release_publish s", ("spublish", name, nodes))
                 if ok_pub:
                     timings = release.timings
                     if self.options["verbosity"] >= 2:
@@ -532,8 +547,7 @@ class Command(BaseCommand):
                 ok_an, signals = self.attempt(f"{name} {key} structural analytics", run_analytics)
                 if ok_an:
                     t = signals.timings
-                    if self.options["verbosity"] >= 2:
-                        self.log(f"{name} {nodes:,} nodes: analytics timings {dict(t)}")
+                    self.log(f"{name} {key} analytics: {signals.seconds:.3f} s, {dict(t)}")
                     values[("louvain", name, nodes)] = t.get("louvain")
                     values[("nodesim", name, nodes)] = t.get("jaccard")
                     values[("gdsproj", name, nodes)] = t.get("gds_projection")
@@ -552,6 +566,9 @@ class Command(BaseCommand):
                     for kind, times in lookups.items():
                         values[(f"alias_{kind}_p50", name, nodes)] = percentile(times, 50)
                         values[(f"alias_{kind}_p95", name, nodes)] = percentile(times, 95)
+                        self.note(
+                            f"{name} {key} resolve_alias {kind} p50 µs", (f"alias_{kind}_p50", name, nodes)
+                        )
                 else:
                     values[("alias_head_p50", name, nodes)] = FAILED
             self.log(f"{name} {nodes:,} nodes: cleanup")
@@ -619,7 +636,7 @@ class Command(BaseCommand):
             info = self.stores["neo4j"].health().info
             self.stdout.write(
                 f"# neo4j: {info.get('server', '?')} at {settings.NEO4J_URI}, server pid "
-                f"{self.neo4j_pid or 'not found (no RSS)'}, max heap {java_max_heap(self.neo4j_pid)}"
+                f"{self.neo4j_pid or 'not found (no RSS)'}, {java_settings(self.neo4j_pid)}"
             )
         else:
             self.stdout.write(

@@ -33,10 +33,12 @@ from .networkx_backend import AnalyticsOptions, StageTimer, finish_signals
 from .projection import build_projection, rank_rows, relabel_communities
 from .signals import StructuralSignals
 
+# ``t`` carries no label, so the planner can only expand from ``s`` (a plan seeking ``t`` by index,
+# cached while the database was small, scanned every node of the project for each ``s``).
 GDS_PROJECT_ACTIVE = (
     "MATCH (s:OntologyNode {project_id: $project_id, status: 'ACTIVE'}) "
-    "OPTIONAL MATCH (s)-[r:EDGE]-(t:OntologyNode {project_id: $project_id, status: 'ACTIVE'}) "
-    "WHERE s.node_id < t.node_id "
+    "OPTIONAL MATCH (s)-[r:EDGE]-(t) "
+    "WHERE t.project_id = $project_id AND t.status = 'ACTIVE' AND s.node_id < t.node_id "
     "WITH s, t, sum(abs(r.weight)) AS weight "
     "RETURN gds.graph.project($graph_name, s, t, {relationshipProperties: {weight: weight}}, "
     "{undirectedRelationshipTypes: ['*']})"

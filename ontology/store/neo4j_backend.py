@@ -6,7 +6,8 @@ transactions (``session.execute_write``): the transaction function reads what th
 checks them (``ontology.store.checks``) and writes; a ``RuleViolation`` raised inside it rolls the
 transaction back, so a refusal writes nothing. ``replace_graph`` deletes and rewrites a project's
 graph in one transaction, in ``UNWIND`` batches of ``REPLACE_BATCH_SIZE`` rows — up to
-``STAGED_ABOVE`` rows (nodes + edges + aliases). A larger graph is *staged*: written in batches of
+``STAGED_ABOVE`` rows (nodes + edges + aliases, of the new graph or of the one it replaces). A larger
+graph is *staged*: written in batches of
 their own transactions under the project's staging key (``-2·project_id``, a key no reader asks for),
 then swapped in by one transaction that moves the old graph to the tombstone key
 (``-2·project_id - 1``) and the staged one to the project — one property write per node, far less than
@@ -297,16 +298,17 @@ class Neo4jGraphStore:
 
     def replace_graph(self, project_id: int, graph: GraphData) -> None:
         check_graph(graph, taxonomy_refs(project_id))
-        if len(graph.nodes) + len(graph.edges) + len(graph.aliases) <= self.staged_above:
+        current = self.counts(project_id)  # a large graph replaced by a small one is deleted in batches too
+        rows = len(graph.nodes) + len(graph.edges) + len(graph.aliases)
+        if max(rows, int(current["nodes"]) + int(current["edges"])) <= self.staged_above:
             self._write(self._replace, project_id, graph)
             return
         staging, tombstone = -2 * project_id, -2 * project_id - 1
         with self.driver.session(database=self.database) as session:  # not the unit: these commit now
             for key in (staging, tombstone):
                 self._delete_in_batches(session, key)
-            rows = _replace_rows(graph)
             now = timezone.now()
-            for name, params in rows:
+            for name, params in _replace_rows(graph):
                 for batch in batches(params):
                     extra = {"now": now} if name != "CREATE_EDGES" else {}
                     session.execute_write(

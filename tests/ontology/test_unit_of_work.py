@@ -280,3 +280,23 @@ def test_a_staged_replacement_inside_a_unit_rolls_back_with_it(staged_store: Any
         store_module._store, store_module._store_pid = saved
     assert len(staged_store.export_graph(project.pk).nodes) == 2
     assert _keys_in_use(staged_store) == {project.pk}  # the tombstone went after the commit
+
+
+@pytest.mark.neo4j
+@pytest.mark.django_db
+def test_emptying_a_large_graph_is_staged_too(
+    staged_store: Any, project: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What decides staging is the larger of the new graph and the one it replaces: deleting a large
+    graph in one transaction fails as writing one does."""
+    staged_store.staged_above = 10
+    staged_store.replace_graph(project.pk, sample_graph())  # 8 nodes + 6 edges + 1 alias: staged
+
+    def single_transaction(*args: Any) -> None:
+        raise AssertionError("a large graph was deleted in one transaction")
+
+    monkeypatch.setattr(staged_store, "_replace", single_transaction)
+    staged_store.replace_graph(project.pk, GraphData())
+
+    assert staged_store.counts(project.pk)["nodes"] == 0
+    assert _keys_in_use(staged_store) == set()

@@ -6,9 +6,10 @@ column is measured when ``NEO4J_URI`` is set (``scripts/with-neo4j.sh`` sets it)
 ``sql`` column is printed, and a line says so. For each measurement the platform's own graph store
 (``ontology.store.get_graph_store()``) and ``settings.GRAPH_BACKEND`` are switched to the backend under
 test, so the importer, publication (its export, draft validation and analytics backend) and the offline
-loop's apply step run exactly as they do in a deployment of that backend. Each measurement gets a fresh
-throwaway project (slug ``bench-<backend>-<measure>-<run>``), deleted afterwards from both stores (the
-graph through ``replace_graph(pk, GraphData())``, the Django rows by deleting the project).
+loop's apply step run exactly as they do in a deployment of that backend. Each backend gets a fresh
+throwaway project per measured graph (slug ``bench-<backend>-<measure>-<run>``: the demo pack, then each
+synthetic size), deleted afterwards from both stores (the graph through ``replace_graph(pk,
+GraphData())``, the Django rows by deleting the project).
 
 Tables and their columns (seconds are wall clock, ``time.perf_counter``):
 
@@ -18,9 +19,9 @@ Tables and their columns (seconds are wall clock, ``time.perf_counter``):
   analytics — networkx for ``sql``, GDS for ``neo4j`` — hooks, bundle). An untimed import + publish on
   ``sql`` runs first, so the embedding model is loaded and its text cache warm for both columns.
 * **offline loop apply**: ``proposal_apply s`` — ``review.application.proposal_apply`` of one approved
-  MERGE proposal (``review.generators.merge.merge_changeset`` of two TLS duplicates) on a freshly
-  imported and published demo project: the changeset, the new publication (v2) and the bookkeeping in
-  one unit of work.
+  MERGE proposal (``review.generators.merge.merge_changeset`` of two TLS duplicates) on the demo project
+  the previous measure just imported and published (v1): the changeset, the new publication (v2) and
+  the bookkeeping in one unit of work; checked afterwards (v2, the duplicate resolves to the survivor).
 * **replace_graph** (synthetic graphs, ``ontology.synthetic.generate_graph``, ≈ 5 out-edges per node):
   ``nodes``, ``edges``, ``aliases`` (alias rows: ``--alias-share`` of the nodes, in redirection chains
   of length 1–3 whose sources are DEPRECATED), then per backend the seconds of the import's graph write
@@ -53,7 +54,11 @@ measures that needed it are skipped for that backend and size. The last line is 
     sql_apply_s=… neo4j_apply_s=… python_peak_rss_mb=… neo4j_peak_rss_mb=…
 
 Run it on an empty data folder (``ARG_DATA_DIR=$(mktemp -d)``, ``migrate`` first), under
-``scripts/with-neo4j.sh`` for the ``neo4j`` column.
+``scripts/with-neo4j.sh`` for the ``neo4j`` column. ``--measures`` picks a subset (``demo``, ``publish``,
+``analytics``, ``aliases``; the synthetic graphs' ``replace_graph`` always runs), e.g. ``--nodes 100000
+--measures aliases`` for the 100k write and lookups without the 100k publications; ``--demo-embedder
+hash`` publishes the demo pack without the model (the tests); ``-v 2`` logs ``Release.timings``. Every
+figure is also logged on stderr as soon as it is measured, so a run stopped midway still leaves them.
 """
 
 from __future__ import annotations
@@ -83,6 +88,8 @@ SURVIVOR, DUPLICATE = "N-deploy-tls-info", "N-deploy-tls-faq"
 SERVER_CLASS = "org.arg.tools.neo4j.ThrowawayServer"
 WARM_LOOKUPS = 20
 FAILED = "failed"
+# demo: pack import + publish + proposal_apply; the others: per synthetic size (after its replace_graph).
+MEASURES = ("demo", "publish", "analytics", "aliases")
 
 
 # --- memory ---------------------------------------------------------------------------------------
@@ -253,6 +260,22 @@ def delete_project_rows(project_id: int) -> None:
         Project.objects.filter(pk=project_id).delete()
 
 
+def neo4j_delete_in_batches(store: Any, project_id: int) -> None:
+    """The bench's own fallback cleanup: a project's Neo4j graph deleted 1,000 nodes per transaction."""
+    with store.driver.session(database=store.database) as session:
+        session.run("MATCH (a:NodeAlias {project_id: $p}) DELETE a", p=project_id).consume()
+        while True:
+            deleted = (
+                session.run(
+                    "MATCH (n:OntologyNode {project_id: $p}) WITH n LIMIT 1000 DETACH DELETE n", p=project_id
+                )
+                .consume()
+                .counters.nodes_deleted
+            )
+            if not deleted:
+                return
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     """Nearest-rank percentile of an ascending list."""
     if not sorted_values:
@@ -297,6 +320,12 @@ class Command(BaseCommand):
         parser.add_argument("--top-k", type=int, default=10, help="top-k of Node Similarity and SimRank")
         parser.add_argument("--neo4j-pid", type=int, help="pid of the Neo4j server (default: found)")
         parser.add_argument("--pack", default=str(DEMO_PACK), help="the demo knowledge pack")
+        parser.add_argument(
+            "--measures",
+            default=",".join(MEASURES),
+            help=f"comma-separated subset of {','.join(MEASURES)} (default all; replace_graph always runs "
+            "for the synthetic sizes, the other synthetic measures need its graph)",
+        )
         parser.add_argument(
             "--demo-embedder",
             choices=("real", "hash"),
@@ -351,7 +380,15 @@ class Command(BaseCommand):
             self.stores[name].replace_graph(project_id, GraphData())
         except Exception as exc:  # noqa: BLE001 - a leftover must not hide the figures
             self.run.failures.append(f"cleanup {name} project {project_id}: {type(exc).__name__}: {exc}")
-            self.stdout.write(f"# FAILED cleanup of the {name} graph of project {project_id}: {exc}")
+            self.stdout.write(
+                f"# FAILED cleanup of the {name} graph of project {project_id} by replace_graph(pk, GraphData()): "
+                f"{type(exc).__name__}: {exc}"
+            )
+            if name == "neo4j":
+                self.attempt(
+                    f"cleanup of the neo4j graph of project {project_id} in batches",
+                    lambda: neo4j_delete_in_batches(self.stores[name], project_id),
+                )
         delete_project_rows(project_id)
         if (name, project_id) in self.created:
             self.created.remove((name, project_id))
@@ -381,7 +418,9 @@ class Command(BaseCommand):
         }
         self.checkpoints.append((checkpoint, row))
 
-    def table(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
+    def table(self, title: str, header: list[str], rows: list[list[Any]], *, measure: str = "") -> None:
+        if measure and measure not in self.measures:
+            return
         cells = [[fmt(c) for c in row] for row in rows]
         widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
         self.stdout.write("")
@@ -400,7 +439,9 @@ class Command(BaseCommand):
 
     # --- measures ---------------------------------------------------------------------------------
 
-    def demo(self, name: str, pack: Any) -> None:
+    def demo(self, name: str, pack: Any) -> Any:
+        """Import and publish the demo pack into a new project; answers the project (published as v1)
+        when both worked, for the apply measurement, else None."""
         from ontology.releases import release_publish
         from taxonomy.packs import pack_import
 
@@ -414,7 +455,7 @@ class Command(BaseCommand):
             values[("import", name)] = time.perf_counter() - start if ok else FAILED
             self.note(f"{name} demo pack_import s", ("import", name))
             if not ok:
-                return
+                return None
             project = result.project
             self.created.append((name, project.pk))
             values[("demo_nodes",)] = result.created.get("nodes")
@@ -436,11 +477,13 @@ class Command(BaseCommand):
                     - values[("publish_draft", name)]
                     - (timings.get("signals_s") or 0.0)
                 )
+                return project
             self.drop_project(name, project.pk)
+            return None
 
-    def apply(self, name: str, pack: Any) -> None:
+    def apply(self, name: str, project: Any) -> None:
+        """``proposal_apply`` of one MERGE on ``project``: the demo pack just imported and published."""
         from ontology.models import Release
-        from ontology.releases import release_publish
         from ontology.store import get_graph_store
         from review.application import proposal_apply
         from review.changeset import changeset_dump, changeset_fingerprint, changeset_targets
@@ -451,8 +494,6 @@ class Command(BaseCommand):
         with self.backend(name), self.demo_embedder():
 
             def prepare() -> Any:
-                project = self.new_project(name, "apply", pack)
-                release_publish(project=project, actor=None)
                 ops = merge_changeset(
                     get_graph_store().export_graph(project.pk), SURVIVOR, DUPLICATE, reason="duplicate TLS"
                 )
@@ -467,13 +508,13 @@ class Command(BaseCommand):
                     changeset=changeset_dump(ops),
                     target_keys=changeset_targets(ops),
                 )
-                return project, proposal
+                return proposal
 
-            ok, prepared = self.attempt(f"{name} apply: preparing the demo project", prepare)
+            ok, proposal = self.attempt(f"{name} apply: building the MERGE proposal", prepare)
             if not ok:
                 values[("apply", name)] = FAILED
+                self.drop_project(name, project.pk)
                 return
-            project, proposal = prepared
             start = time.perf_counter()
             ok, release = self.attempt(
                 f"{name} proposal_apply", lambda: proposal_apply(proposal=proposal, actor=None)
@@ -513,7 +554,8 @@ class Command(BaseCommand):
             ok, _ = self.attempt(f"{name} {key} replace_graph", write)
             values[("replace", name, nodes)] = time.perf_counter() - start if ok else FAILED
             self.note(f"{name} {key} replace_graph s", ("replace", name, nodes))
-            if ok:
+            measures = self.measures
+            if ok and "publish" in measures:
                 self.log(f"{name} {nodes:,} nodes: release_publish")
                 start = time.perf_counter()
 
@@ -533,6 +575,7 @@ class Command(BaseCommand):
                     )
                     values[("signals", name, nodes)] = timings.get("signals_s")
                 gc.collect()
+            if ok and "analytics" in measures:
                 self.log(f"{name} {nodes:,} nodes: structural analytics")
 
                 def run_analytics() -> Any:
@@ -558,6 +601,7 @@ class Command(BaseCommand):
                     values[("antotal", name, nodes)] = FAILED
                 del signals
                 gc.collect()
+            if ok and "aliases" in measures:
                 self.log(f"{name} {nodes:,} nodes: alias resolution")
                 ok_al, lookups = self.attempt(
                     f"{name} {key} resolve_alias", lambda: self.lookups(store, pk, data, options)
@@ -610,6 +654,9 @@ class Command(BaseCommand):
         if not 0.0 < options["alias_share"] < 0.5:
             raise CommandError("--alias-share must be in (0, 0.5)")
         self.options = options
+        self.measures = {m.strip() for m in options["measures"].split(",") if m.strip()}
+        if not self.measures <= set(MEASURES):
+            raise CommandError(f"--measures: unknown {sorted(self.measures - set(MEASURES))}; use {MEASURES}")
         self.run = Run()
         self.created: list[tuple[str, int]] = []
         self.checkpoints: list[tuple[str, dict[str, float | None]]] = []
@@ -629,7 +676,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"# bench_backends backends={','.join(names)} nodes={','.join(str(n) for n in sizes)} "
             f"seed={options['seed']} lookups={options['lookups']} alias_share={options['alias_share']} "
-            f"top_k={options['top_k']} demo_embedder={options['demo_embedder']} "
+            f"top_k={options['top_k']} demo_embedder={options['demo_embedder']} measures={options['measures']} "
             f"python={platform.python_version()} db={settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}"
         )
         if "neo4j" in names:
@@ -654,21 +701,19 @@ class Command(BaseCommand):
     def measure(self, names: list[str], sizes: list[int], pack: Any, options: dict[str, Any]) -> None:
         from ontology.releases import release_publish
 
-        if options["demo_embedder"] == "real":
+        if options["demo_embedder"] == "real" and "demo" in self.measures:
             self.log("warm-up: an untimed import + publish of the demo pack on sql (model load, text cache)")
             with self.backend("sql"):
                 project = self.new_project("sql", "warmup", pack)
                 release_publish(project=project, actor=None)
                 self.drop_project("sql", project.pk)
         self.memory("start")
-        for name in names:
-            self.log(f"{name}: demo pack import + publish")
-            self.demo(name, pack)
-        self.memory("after demo pack")
-        for name in names:
-            self.log(f"{name}: proposal_apply of a MERGE on the demo pack")
-            self.apply(name, pack)
-        self.memory("after proposal_apply")
+        for name in names if "demo" in self.measures else ():
+            self.log(f"{name}: demo pack import + publish, then proposal_apply of a MERGE on it")
+            project = self.demo(name, pack)
+            if project is not None:
+                self.apply(name, project)
+            self.memory(f"after demo pack + apply {name}")
         for nodes in sizes:
             self.log(f"{nodes:,} nodes: generating")
             data = aliased_graph(nodes, options["seed"], options["alias_share"])
@@ -693,11 +738,13 @@ class Command(BaseCommand):
                 ["  of which signals s", *(get(("publish_signals", n)) for n in names)],
                 ["  of which the rest s", *(get(("publish_rest", n)) for n in names)],
             ],
+            measure="demo",
         )
         self.table(
             "offline loop apply: proposal_apply of one MERGE on the demo pack (publication included), seconds",
             ["measure", *names],
             [["proposal_apply s", *(get(("apply", n)) for n in names)]],
+            measure="demo",
         )
         self.table(
             "replace_graph (the import's graph write, in graph_atomic), seconds",
@@ -724,6 +771,7 @@ class Command(BaseCommand):
                 ]
                 for s in sizes
             ],
+            measure="publish",
         )
         engine = {"sql": "networkx", "neo4j": "gds"}
         cols = [
@@ -752,7 +800,12 @@ class Command(BaseCommand):
                         f"{value:.4f}" if measure == "modularity" and isinstance(value, float) else value
                     )
             rows.append(row)
-        self.table("Louvain + Node Similarity: networkx (sql) vs GDS (neo4j), seconds", header, rows)
+        self.table(
+            "Louvain + Node Similarity: networkx (sql) vs GDS (neo4j), seconds",
+            header,
+            rows,
+            measure="analytics",
+        )
         self.table(
             "alias resolution: store.resolve_alias, µs per call",
             [
@@ -774,6 +827,7 @@ class Command(BaseCommand):
                 ]
                 for s in sizes
             ],
+            measure="aliases",
         )
         self.table(
             "memory: peak (VmHWM) and current (VmRSS) resident set, MiB",

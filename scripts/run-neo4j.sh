@@ -32,7 +32,9 @@ trap halt EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 echo "starting the local Neo4j with GDS (home $home)"
-ARG_NEO4J_WATCH_PID=$$ bash "$here/neo4j-server.sh" resume "$home" >/dev/null
+# A long-lived server: the full JIT (the launcher's default is C1 only, for quick test starts).
+ARG_NEO4J_JAVA_OPTS=${ARG_NEO4J_JAVA_OPTS:--XX:TieredStopAtLevel=4} ARG_NEO4J_WATCH_PID=$$ \
+  bash "$here/neo4j-server.sh" resume "$home" >/dev/null
 # shellcheck disable=SC1091
 . "$home/env"
 export ARG_DATA_DIR="$data" ARG_GRAPH_BACKEND=neo4j NEO4J_URI NEO4J_USER NEO4J_PASSWORD NEO4J_DATABASE

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store import get_graph_store
 from ..store.port import GraphData
 from .networkx_backend import AnalyticsOptions, StageTimer, finish_signals
 from .projection import build_projection, rank_rows, relabel_communities
@@ -88,8 +89,6 @@ def gds_client_from_settings() -> Any:
 
 def _store_runner() -> Any:
     """The configured graph store as a Cypher runner (it must be the ``neo4j`` one)."""
-    from ..store import get_graph_store
-
     store = get_graph_store()
     if not hasattr(store, "run_cypher"):
         raise ValueError(f"the gds analytics backend needs the neo4j graph store, not {store.backend!r}")

@@ -320,6 +320,8 @@ def pack_import(
     if violations:
         raise RuleViolation(violations)
     progress("validate", 1, 1)
+    # Late: taxonomy sits below ontology in the layering; the pack importer writes both (it belongs
+    # with the knowledge packs on top, where the architecture issue moves it).
     from ontology.store import get_graph_store
     from ontology.store.unit_of_work import graph_atomic
 

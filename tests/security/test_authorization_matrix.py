@@ -2,8 +2,9 @@
 
 The routes come from the URL resolver, so an endpoint added anywhere is probed here; one without a row
 in ``tests/security/matrix.py`` (or answering a method its row does not list) fails the test with the
-name to add. Each request runs in a savepoint that is rolled back, so an allowed write leaves nothing
-behind for the next cell.
+name to add. Each request runs in a unit of work of both stores (``graph_atomic``) that is rolled
+back, so an allowed write leaves nothing behind for the next cell — on the ``neo4j`` backend too,
+where a Django savepoint alone would not undo a graph write.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import os
 from typing import Any
 
 import pytest
-from django.db import transaction
 from django.urls import resolve
+
+from ontology.store.unit_of_work import graph_atomic
 
 from tests.security import matrix
 from tests.security.matrix import (
@@ -42,16 +44,22 @@ def _cell(response: Any) -> str:
     return matrix.OK
 
 
+class _Undo(Exception):
+    """Raised at the end of a probe so that ``graph_atomic`` rolls back what the request wrote."""
+
+
 def _call(client: Any, method: str, path: str, body: dict[str, Any]) -> Any:
-    with transaction.atomic():
-        if method == "GET":
-            response = client.get(path)
-        elif path.startswith("/api/"):
-            response = getattr(client, method.lower())(path, body, format="json")
-        else:  # web pages take HTML forms
-            response = getattr(client, method.lower())(path, body)
-        transaction.set_rollback(True)
-    return response
+    try:
+        with graph_atomic():
+            if method == "GET":
+                response = client.get(path)
+            elif path.startswith("/api/"):
+                response = getattr(client, method.lower())(path, body, format="json")
+            else:  # web pages take HTML forms
+                response = getattr(client, method.lower())(path, body)
+            raise _Undo
+    except _Undo:
+        return response
 
 
 def _values(world: dict[str, Any]) -> dict[str, str]:

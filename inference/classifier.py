@@ -5,7 +5,9 @@ release's ACTIVE labels — plus each label's index text — embedded with the r
 fine-tuned MiniLM when it has one, see ``inference.encoder_finetune``; the platform embedder
 otherwise): a multinomial logistic regression (softmax) with L2 regularisation fitted by L-BFGS,
 deterministic for a given release. At request time it is one matrix-vector product over the prompt
-embedding.
+embedding. A fit is a pure function of its inputs, so the last few are kept by a digest of them: a
+release (or replay's shadow release) whose training set did not change — a changeset that adds a
+SHADOW label or rewrites a node — reuses its parent's fit instead of running L-BFGS again.
 
 A taxonomy too large for the softmax fit to stay cheap (classes × examples above ``SOFTMAX_BUDGET``,
 e.g. a 100k-node synthetic release with 5,000 labels of 3 examples) gets a *prototype* classifier
@@ -16,6 +18,9 @@ matrix-vector product at request time, built in a few seconds.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +37,10 @@ FINETUNED_L2 = 3.31e-3  # … over a fine-tuned encoder's vectors (docs/research
 MATRIX_W = "label_classifier_w"
 MATRIX_B = "label_classifier_b"
 DOCUMENT = "label_classifier"
+FITS_KEPT = 8
+
+_fits: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_fits_lock = threading.Lock()
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,10 +136,30 @@ def train_label_classifier(
         w = np.zeros((1, x.shape[1]), dtype=np.float32)
         b = np.zeros(1, dtype=np.float32)
     else:
-        w, b = fit_softmax(x, y, len(labels), l2=l2)
+        w, b = _fit_memoized(x, y, len(labels), l2)
     return {MATRIX_W: w, MATRIX_B: b}, {
         DOCUMENT: {"classes": list(labels), "trained_on": len(texts), "kind": "softmax", "l2": l2}
     }
+
+
+def _fit_memoized(x: np.ndarray, y: np.ndarray, n_classes: int, l2: float) -> tuple[np.ndarray, np.ndarray]:
+    """``fit_softmax``, or the fit of the same inputs done a moment ago (the last ``FITS_KEPT``)."""
+    digest = hashlib.sha256()
+    for part in (np.ascontiguousarray(x, dtype=np.float32), np.ascontiguousarray(y, dtype=np.int64)):
+        digest.update(f"{part.shape}|".encode())
+        digest.update(part.tobytes())
+    digest.update(f"{n_classes}|{l2!r}".encode())
+    key = digest.hexdigest()
+    with _fits_lock:
+        if key in _fits:
+            _fits.move_to_end(key)
+            return _fits[key]
+    fitted = fit_softmax(x, y, n_classes, l2=l2)
+    with _fits_lock:
+        _fits[key] = fitted
+        while len(_fits) > FITS_KEPT:
+            _fits.popitem(last=False)
+    return fitted
 
 
 def _prototype_classifier(

@@ -273,6 +273,7 @@ class PublishForm(ViolationFormMixin, forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="What changed and why (shown in the release list).",
     )
+    draft_digest = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
 
 class ActivateForm(forms.Form):

@@ -162,13 +162,30 @@ class Release(models.Model):
     Publishing freezes taxonomy + graph + aliases + structural signals + indexes into a bundle under
     ``version`` with a ``checksum``; exactly one release per project is active and the online path
     serves from it. Rolling back re-activates an earlier release. Releases are never edited.
+
+    Lineage: ``parent`` is the release that was active when this one was built and ``source`` says what
+    it froze — the expert draft (an admin's publication), or ``parent`` + the changesets of the
+    proposals whose ``applied_release`` it is (an approval, the nightly auto-commit). ``content_digest``
+    identifies the curated knowledge it froze (``ontology.releases.knowledge_digest``), so publishing
+    a draft identical to the active release is recognised as a no-op.
     """
+
+    class Source(models.TextChoices):
+        DRAFT = "DRAFT", "draft publication"
+        CHANGESETS = "CHANGESETS", "parent + approved changesets"
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="releases")
     version = models.PositiveIntegerField()
     checksum = models.CharField(max_length=64)
+    content_digest = models.CharField(max_length=64, blank=True, default="")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.DRAFT)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
     is_active = models.BooleanField(default=False)
-    knowledge_revision = models.PositiveIntegerField(help_text="the project's knowledge_revision it froze")
+    knowledge_revision = models.PositiveIntegerField(
+        help_text="the draft revision whose content this release equals (0: none, e.g. built beside a draft)"
+    )
     notes = models.CharField(max_length=500, blank=True)
     counts = models.JSONField(default=dict, blank=True)
     timings = models.JSONField(default=dict, blank=True, help_text="seconds spent per publication stage")

@@ -10,11 +10,13 @@ complete and stored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Protocol
 
 import numpy as np
 from django.db import transaction
@@ -38,6 +40,7 @@ from .models import Release, ReleaseBundle
 from .snapshot import GraphSnapshot, snapshot_build
 from .snapshots import registry
 from .store import get_graph_store
+from .store.port import GraphData
 
 
 def node_texts(arrays: GraphArrays) -> list[str]:
@@ -45,21 +48,26 @@ def node_texts(arrays: GraphArrays) -> list[str]:
     return [f"{title}\n{chunk}" for title, chunk in zip(arrays.titles, arrays.chunks, strict=True)]
 
 
-def _draft_documents(project: Project) -> dict[str, Any]:
-    from taxonomy.packs import pack_export
-
-    pack = pack_export(project=project)
-    for key in ("nodes", "edges", "aliases"):
-        pack.pop(key)
-    return pack
-
-
-def _validate_draft(project: Project) -> None:
-    from taxonomy.packs import pack_export
+def knowledge_violations(graph: GraphData, documents: dict[str, Any]) -> list[Violation]:
+    """Every rule a pack import must pass, checked on a knowledge state (the draft, or a release's
+    parent + changesets) — what publication refuses."""
     from taxonomy.packs.importer import pack_validate
     from taxonomy.packs.reader import PackDocument
 
-    violations = pack_validate(PackDocument(data=pack_export(project=project), source="draft"), project=None)
+    from .pack_graph import alias_to_pack, edge_to_pack, node_to_pack
+
+    pack = {
+        **{k: v for k, v in documents.items() if k in ("format", "project", *KNOWLEDGE_DOCUMENTS)},
+        "nodes": [node_to_pack(n) for n in graph.nodes],
+        "edges": [edge_to_pack(e) for e in graph.edges],
+        "aliases": [alias_to_pack(a) for a in graph.aliases],
+    }
+    return pack_validate(PackDocument(data=pack, source="release"), project=None)
+
+
+def knowledge_validate(graph: GraphData, documents: dict[str, Any]) -> None:
+    """Raise ``RuleViolation`` (rule ``release.invalid_draft``) when ``knowledge_violations`` finds any."""
+    violations = knowledge_violations(graph, documents)
     if violations:
         raise RuleViolation(
             [
@@ -111,6 +119,24 @@ content nodes' chunks for ARG-Info, so that no serving process has to): each get
 release documents and the release's embedder, and returns extra matrices and documents to freeze."""
 
 
+ContextHook = Callable[[dict[str, Any]], Any]
+CONTEXT_HOOKS: dict[str, ContextHook] = {}
+"""Documents a release takes from outside the draft, by document name (the offline loop's boost zones):
+each gets the release documents and returns the document, or ``None`` for none. They are computed at
+every freeze and are part of ``knowledge_digest``, so a draft publication with new context is not a
+no-op. Apps register them in ``AppConfig.ready``."""
+
+
+def _with_context(documents: dict[str, Any]) -> dict[str, Any]:
+    for name, hook in CONTEXT_HOOKS.items():
+        value = hook(documents)
+        if value is None:
+            documents.pop(name, None)
+        else:
+            documents[name] = value
+    return documents
+
+
 @dataclass(frozen=True)
 class PublishOptions:
     """Knobs for publication; benchmarks pass precomputed embeddings to time the rest alone."""
@@ -119,86 +145,268 @@ class PublishOptions:
     compute_signals: bool = True
     notes: str = ""
     extra_documents: dict[str, Any] = field(default_factory=dict)
+    force: bool = False  # publish even a draft identical to the active release (benchmarks time it)
+    draft_digest: str = ""  # the digest of the draft the admin reviewed (``draft_review``): it must still be
 
 
-def release_publish(*, project: Project, actor: Any, options: PublishOptions | None = None) -> Release:
-    """Freeze the project's draft into a new active release (refused when the draft is invalid)."""
-    options = options or PublishOptions()
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    _validate_draft(project)
-    timings["validate_s"] = time.perf_counter() - started
-    project.refresh_from_db(fields=["knowledge_revision"])
-    revision = project.knowledge_revision
+KNOWLEDGE_DOCUMENTS = (
+    "clusters",
+    "labels",
+    "incompatibilities",
+    "typologies",
+    "policies",
+    "roles",
+    "distinct_terms",
+)
+"""The curated documents of a pack (besides the graph) — what a release freezes and a diff compares."""
 
-    t = time.perf_counter()
-    arrays = graph_to_arrays(get_graph_store().export_graph(project.pk))
-    documents = _draft_documents(project)
-    label_index, label_texts = _label_index(documents)
-    documents["label_index"] = label_index
-    documents.update(options.extra_documents)
-    timings["export_s"] = time.perf_counter() - t
 
-    t = time.perf_counter()
-    from arg_platform.embedder import get_embedder
+def knowledge_digest(graph: GraphData, documents: dict[str, Any]) -> str:
+    """SHA-256 of what a release is built from: the graph (without stored embeddings), the
+    ``KNOWLEDGE_DOCUMENTS`` and the ``CONTEXT_HOOKS`` documents. Two states with the same digest
+    publish the same release content."""
+    from .pack_graph import alias_to_pack, edge_to_pack, node_to_pack
 
-    embedder = get_embedder()
-    node_vectors = options.node_embeddings
-    for encoder_hook in ENCODER_HOOKS:
-        found = encoder_hook(documents, embedder)
-        if found is not None:
-            embedder, encoder_documents = found
-            documents.update(encoder_documents)
-            node_vectors = None
-            break
-    timings["encoder_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    if node_vectors is None:
-        node_vectors = (
-            embedder.embed(node_texts(arrays)) if arrays.node_count else np.zeros((0, embedder.dim))
+    content = {
+        "nodes": [
+            node_to_pack(replace(n, embedding=None)) for n in sorted(graph.nodes, key=lambda n: n.node_id)
+        ],
+        # a release stores weights as float32: compare them at that precision
+        "edges": [
+            edge_to_pack(replace(e, weight=float(np.float32(e.weight))))
+            for e in sorted(graph.edges, key=lambda e: e.key)
+        ],
+        "aliases": [alias_to_pack(a) for a in sorted(graph.aliases, key=lambda a: a.source)],
+        **{key: documents.get(key, []) for key in KNOWLEDGE_DOCUMENTS},
+        "context": {name: documents.get(name) for name in sorted(CONTEXT_HOOKS)},
+    }
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def draft_state(project: Project) -> tuple[GraphData, dict[str, Any]]:
+    """The project's draft as data: the graph store's graph and the pack documents."""
+    from taxonomy.packs import pack_export
+
+    graph = get_graph_store().export_graph(project.pk)
+    documents = pack_export(project=project, graph=graph)
+    for key in ("nodes", "edges", "aliases"):
+        documents.pop(key)
+    return graph, documents
+
+
+class ParentContent(Protocol):
+    """What a release built on a parent reuses from it (``review.shadow.BaseRelease`` is one)."""
+
+    arrays: GraphArrays
+    matrices: dict[str, np.ndarray]
+    documents: dict[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class FrozenRelease:
+    """A release's content, built and not yet stored: graph columns, matrices and documents."""
+
+    arrays: GraphArrays
+    matrices: dict[str, np.ndarray]
+    documents: dict[str, Any]
+    digest: str
+    community: np.ndarray | None
+    timings: dict[str, float]
+
+    @cached_property
+    def members(self) -> dict[str, np.ndarray]:
+        return bundle_members(arrays=self.arrays, matrices=self.matrices, documents=self.documents)
+
+    @cached_property
+    def checksum(self) -> str:
+        return bundle_checksum(self.members)
+
+    def snapshot(
+        self, *, project_id: int, release_id: int | None, version: int, checksum: str
+    ) -> GraphSnapshot:
+        """The frozen content as the snapshot the online path serves (what ``release_snapshot`` loads)."""
+        return snapshot_build(
+            self.arrays,
+            project_id=project_id,
+            release_id=release_id,
+            version=version,
+            checksum=checksum,
+            embeddings=self.matrices.get("node_embeddings"),
+            community=self.community,
+            documents={
+                **self.documents,
+                **{f"matrix:{k}": v for k, v in self.matrices.items()},
+                "label_embeddings": self.matrices.get("label_embeddings"),
+            },
         )
-    label_vectors = embedder.embed(label_texts) if label_texts else np.zeros((0, embedder.dim))
+
+
+def _communities(documents: dict[str, Any], arrays: GraphArrays) -> np.ndarray | None:
+    signals = documents.get("signals")
+    if not signals or "communities" not in signals:
+        return None
+    communities = dict(zip(signals["nodes"], signals["communities"], strict=True))
+    return np.array([communities.get(node_id, -1) for node_id in arrays.node_ids], dtype=np.int32)
+
+
+def _reused_vectors(parent: ParentContent, arrays: GraphArrays, encoder: Any) -> np.ndarray:
+    """Node vectors: the parent's for a node whose text is unchanged, the encoder's for the others."""
+    parent_vectors = parent.matrices.get("node_embeddings")
+    parent_text = dict(zip(parent.arrays.node_ids, node_texts(parent.arrays), strict=True))
+    parent_rows = {node_id: i for i, node_id in enumerate(parent.arrays.node_ids)}
+    texts = node_texts(arrays)
+    out = np.zeros((arrays.node_count, encoder.dim), dtype=np.float32)
+    missing: list[int] = []
+    for i, (node_id, text) in enumerate(zip(arrays.node_ids, texts, strict=True)):
+        if parent_vectors is not None and parent_text.get(node_id) == text:
+            out[i] = parent_vectors[parent_rows[node_id]]
+        else:
+            missing.append(i)
+    if missing:
+        out[missing] = encoder.embed([texts[i] for i in missing])
+    return out
+
+
+def _label_vectors(parent: ParentContent | None, texts: list[str], encoder: Any) -> np.ndarray:
+    """Label vectors: the parent's for an unchanged label index text, the encoder's for the others."""
+    out = np.zeros((len(texts), encoder.dim), dtype=np.float32)
+    known: dict[str, np.ndarray] = {}
+    if parent is not None and parent.matrices.get("label_embeddings") is not None:
+        entries = parent.documents.get("label_index", {}).get("entries", [])
+        known = dict(zip((e["text"] for e in entries), parent.matrices["label_embeddings"], strict=False))
+    missing = [i for i, text in enumerate(texts) if text not in known]
+    for i, text in enumerate(texts):
+        if text in known:
+            out[i] = known[text]
+    if missing:
+        out[missing] = encoder.embed([texts[i] for i in missing])
+    return out
+
+
+def release_freeze(
+    *,
+    project_id: int,
+    graph: GraphData,
+    documents: dict[str, Any],
+    parent: ParentContent | None = None,
+    encoder: Any = None,
+    signals_backend: str = "networkx",
+    node_embeddings: np.ndarray | None = None,
+    compute_signals: bool = True,
+) -> FrozenRelease:
+    """Freeze a knowledge state into a release's content — the one function every release is built by.
+
+    * ``parent=None`` (a draft publication): the ``ENCODER_HOOKS`` may give the release its own text
+      encoder; every node and label is embedded; the ``PUBLISH_HOOKS`` run.
+    * With a ``parent`` (a release of parent + changesets, and replay's shadow release): the release
+      keeps the parent's text encoder (``encoder``, its vector space), reuses the parent's vector of
+      every node whose text is unchanged, and re-runs the label embedding and the ``PUBLISH_HOOKS``
+      only when the label index changed; the release's documents are the parent's derived documents
+      (encoder, classifier…) with the curated ones (``KNOWLEDGE_DOCUMENTS``) of ``documents``.
+
+    The label index, the structural signals (``signals_backend``: ``gds`` reads the project's graph in
+    the store, so only a draft publication may ask for it) and the ``GRAPH_HOOKS`` are always rebuilt.
+    """
+    timings: dict[str, float] = {}
+    if parent is not None:  # the parent's derived documents, the state's curated ones
+        curated = ("format", "project", *KNOWLEDGE_DOCUMENTS)
+        documents = {**parent.documents, **{k: v for k, v in documents.items() if k in curated}}
+    documents = _with_context(dict(documents))
+    arrays = graph_to_arrays(graph)
+    label_index, label_texts = _label_index(documents)
+    labels_changed = parent is None or parent.documents.get("label_index") != label_index
+    documents["label_index"] = label_index
+    matrices: dict[str, np.ndarray] = dict(parent.matrices) if parent is not None else {}
+
+    t = time.perf_counter()
+    if encoder is None:
+        from arg_platform.embedder import get_embedder
+
+        encoder = get_embedder()
+    if parent is None:
+        for encoder_hook in ENCODER_HOOKS:
+            found = encoder_hook(documents, encoder)
+            if found is not None:
+                encoder, encoder_documents = found
+                documents.update(encoder_documents)
+                node_embeddings = None
+                break
+    timings["encoder_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    if node_embeddings is not None:
+        matrices["node_embeddings"] = node_embeddings
+    elif parent is not None:
+        matrices["node_embeddings"] = _reused_vectors(parent, arrays, encoder)
+    else:
+        matrices["node_embeddings"] = (
+            encoder.embed(node_texts(arrays)) if arrays.node_count else np.zeros((0, encoder.dim))
+        )
+    if labels_changed:
+        matrices["label_embeddings"] = _label_vectors(parent, label_texts, encoder)
     timings["embed_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    if options.compute_signals and arrays.node_count:
-        from .analytics import compute_structural_signals, default_backend, signals_to_json
+    documents.pop("signals", None)
+    if compute_signals and arrays.node_count:
+        from .analytics import compute_structural_signals, signals_to_json
 
         signals = json.loads(
             signals_to_json(
-                compute_structural_signals(
-                    arrays_to_graph(arrays), backend=default_backend(), project_id=project.pk
-                )
+                compute_structural_signals(graph, backend=signals_backend, project_id=project_id)  # type: ignore[arg-type]
             )
         )
-        # run times vary between two publications of the same draft: they go to Release.timings,
-        # not into the bundle, so the checksum stays a function of the content
+        # run times vary between two freezes of the same state: they go to Release.timings, not into
+        # the bundle, so the checksum stays a function of the content
         timings.update({f"signals_{k}": v for k, v in signals.pop("timings", {}).items()})
         signals.pop("seconds", None)
         documents["signals"] = signals
     timings["signals_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    matrices = {"node_embeddings": node_vectors, "label_embeddings": label_vectors}
-    for hook in PUBLISH_HOOKS:
-        extra_matrices, extra_documents = hook(documents, embedder)
-        matrices.update(extra_matrices)
-        documents.update(extra_documents)
+    if labels_changed:
+        for hook in PUBLISH_HOOKS:
+            extra_matrices, extra_documents = hook(documents, encoder)
+            matrices.update(extra_matrices)
+            documents.update(extra_documents)
     timings["hooks_s"] = time.perf_counter() - t
     t = time.perf_counter()
     for graph_hook in GRAPH_HOOKS:
-        extra_matrices, extra_documents = graph_hook(arrays, documents, embedder)
+        extra_matrices, extra_documents = graph_hook(arrays, documents, encoder)
         matrices.update(extra_matrices)
         documents.update(extra_documents)
     timings["graph_hooks_s"] = time.perf_counter() - t
+    return FrozenRelease(
+        arrays=arrays,
+        matrices=matrices,
+        documents=documents,
+        digest=knowledge_digest(graph, documents),
+        community=_communities(documents, arrays),
+        timings=timings,
+    )
 
+
+def release_store(
+    *,
+    project: Project,
+    actor: Any,
+    frozen: FrozenRelease,
+    source: str,
+    parent: Release | None,
+    notes: str = "",
+    knowledge_revision: int = 0,
+    timings: dict[str, float] | None = None,
+) -> Release:
+    """Store ``frozen`` as the project's next version and make it the active release (one transaction).
+
+    ``source`` says what it froze (``Release.Source``): the expert draft, or ``parent`` + the approved
+    changesets. ``knowledge_revision`` is the draft revision whose content the release equals (0: none).
+    """
     t = time.perf_counter()
-    members = bundle_members(arrays=arrays, matrices=matrices, documents=documents)
-    checksum = bundle_checksum(members)
-    blob = bundle_dump(members)
-    timings["bundle_s"] = time.perf_counter() - t
-    timings["total_s"] = time.perf_counter() - started
-
+    checksum = frozen.checksum
+    blob = bundle_dump(frozen.members)
+    timings = {**frozen.timings, **(timings or {}), "bundle_s": time.perf_counter() - t}
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # serialize publications
         version = (Release.objects.filter(project=project).aggregate(v=Max("version"))["v"] or 0) + 1
@@ -207,16 +415,19 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
             project=project,
             version=version,
             checksum=checksum,
+            content_digest=frozen.digest,
+            source=source,
+            parent=parent,
             is_active=True,
-            knowledge_revision=revision,
-            notes=options.notes[:500],
+            knowledge_revision=knowledge_revision,
+            notes=notes[:500],
             created_by=actor if getattr(actor, "pk", None) else None,
             activated_at=timezone.now(),
             counts={
-                "nodes": arrays.node_count,
-                "edges": arrays.edge_count,
-                "labels": len(documents["labels"]),
-                "aliases": len(arrays.aliases),
+                "nodes": frozen.arrays.node_count,
+                "edges": frozen.arrays.edge_count,
+                "labels": len(frozen.documents["labels"]),
+                "aliases": len(frozen.arrays.aliases),
                 "bytes": len(blob),
             },
             timings={k: round(v, 4) for k, v in timings.items()},
@@ -228,11 +439,80 @@ def release_publish(*, project: Project, actor: Any, options: PublishOptions | N
             action="publish",
             object_type="release",
             object_key=f"v{version}",
-            after={"checksum": checksum, **release.counts},
-            reason=options.notes,
+            after={
+                "checksum": checksum,
+                "source": source,
+                "parent": f"v{parent.version}" if parent else None,
+                **release.counts,
+            },
+            reason=notes,
         )
     registry.invalidate(project.pk)  # this process re-reads the active release at its next pin
     return release
+
+
+def draft_publish(
+    *, project: Project, actor: Any, options: PublishOptions | None = None
+) -> tuple[Release, bool]:
+    """Freeze the project's draft into a new active release: ``(release, True)``.
+
+    Refused (``RuleViolation``) when the draft is invalid. A draft whose content equals the active
+    release's is not published again: ``(active release, False)`` — unless ``options.force``.
+    """
+    options = options or PublishOptions()
+    started = time.perf_counter()
+    project.refresh_from_db(fields=["knowledge_revision"])
+    revision = project.knowledge_revision
+    graph, documents = draft_state(project)
+    export_s = time.perf_counter() - started
+    t = time.perf_counter()
+    knowledge_validate(graph, documents)
+    validate_s = time.perf_counter() - t
+    documents.update(options.extra_documents)
+    _with_context(documents)
+    digest = knowledge_digest(graph, documents)
+    if options.draft_digest and options.draft_digest != digest:
+        raise RuleViolation(
+            Violation(
+                "release.draft_moved",
+                "the draft changed since its diff was reviewed: review the new diff, then publish",
+                "draft_digest",
+            )
+        )
+    active = release_active(project_id=project.pk)
+    if not options.force and active is not None and active.content_digest == digest:
+        if active.knowledge_revision != revision:  # the draft came back to the release's content
+            Release.objects.filter(pk=active.pk).update(knowledge_revision=revision)
+            active.knowledge_revision = revision
+        return active, False
+    from .analytics import default_backend
+
+    frozen = release_freeze(
+        project_id=project.pk,
+        graph=graph,
+        documents=documents,
+        signals_backend=default_backend(),
+        node_embeddings=options.node_embeddings,
+        compute_signals=options.compute_signals,
+    )
+    release = release_store(
+        project=project,
+        actor=actor,
+        frozen=frozen,
+        source=Release.Source.DRAFT,
+        parent=active,
+        notes=options.notes,
+        knowledge_revision=revision,
+        timings={"validate_s": validate_s, "export_s": export_s},
+    )
+    release.timings["total_s"] = round(time.perf_counter() - started, 4)
+    Release.objects.filter(pk=release.pk).update(timings=release.timings)
+    return release, True
+
+
+def release_publish(*, project: Project, actor: Any, options: PublishOptions | None = None) -> Release:
+    """Freeze the project's draft into a new active release; the active release when nothing changed."""
+    return draft_publish(project=project, actor=actor, options=options)[0]
 
 
 @transaction.atomic
@@ -275,32 +555,26 @@ def release_snapshot(*, release: Release) -> GraphSnapshot:
     """Load a release's bundle into a frozen snapshot."""
     blob = ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=release.pk)
     bundle = bundle_load(bytes(blob))
-    community = None
-    signals = bundle.documents.get("signals")
-    if signals and "communities" in signals:
-        communities = dict(zip(signals["nodes"], signals["communities"], strict=True))
-        community = np.array(
-            [communities.get(node_id, -1) for node_id in bundle.arrays.node_ids], dtype=np.int32
-        )
-    return snapshot_build(
-        bundle.arrays,
+    frozen = FrozenRelease(
+        arrays=bundle.arrays,
+        matrices=dict(bundle.matrices),
+        documents=dict(bundle.documents),
+        digest=release.content_digest,
+        community=_communities(bundle.documents, bundle.arrays),
+        timings={},
+    )
+    return frozen.snapshot(
         project_id=release.project_id,
         release_id=release.pk,
         version=release.version,
         checksum=bundle.checksum,
-        embeddings=bundle.matrices.get("node_embeddings"),
-        community=community,
-        documents={
-            **bundle.documents,
-            **{f"matrix:{k}": v for k, v in bundle.matrices.items()},
-            "label_embeddings": bundle.matrices.get("label_embeddings"),
-        },
     )
 
 
 @dataclass(frozen=True)
 class ReleaseDiff:
-    """What changed between two releases, by stable id."""
+    """What changed between two states of a project's knowledge (two releases, or a release and the
+    draft: ``new_version`` 0), by stable id. A node's changed fields include ``handler``."""
 
     old_version: int
     new_version: int
@@ -314,8 +588,14 @@ class ReleaseDiff:
     edges_removed: tuple[tuple[str, str, str], ...]
     edges_reweighted: tuple[tuple[str, str, str, float, float], ...]
     aliases_added: tuple[str, ...]
+    aliases_changed: tuple[str, ...]
+    aliases_removed: tuple[str, ...]
+    clusters_changed: tuple[str, ...]
     policies_changed: tuple[str, ...]
     typologies_changed: tuple[str, ...]
+    roles_changed: tuple[str, ...]
+    incompatibilities_changed: bool
+    distinct_terms_changed: bool
 
     @property
     def is_empty(self) -> bool:
@@ -335,30 +615,36 @@ def _keyed_diff(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) 
     return added, removed, changed
 
 
-def release_diff(*, old: Release, new: Release) -> ReleaseDiff:
-    """Compare two releases of the same project."""
-    if old.project_id != new.project_id:
-        raise RuleViolation(
-            Violation("release.diff_project", "releases of different projects cannot be compared")
-        )
-    a = bundle_load(bytes(ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=old.pk)))
-    b = bundle_load(bytes(ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=new.pk)))
-    ga, gb = arrays_to_graph(a.arrays), arrays_to_graph(b.arrays)
-    la = {label["id"]: label for label in a.documents["labels"]}
-    lb = {label["id"]: label for label in b.documents["labels"]}
-    labels = _keyed_diff(la, lb)
-    na = {n.node_id: n.__dict__ for n in ga.nodes}
-    nb = {n.node_id: n.__dict__ for n in gb.nodes}
-    nodes = _keyed_diff(na, nb)
-    ea = {e.key: e.weight for e in ga.edges}
-    eb = {e.key: e.weight for e in gb.edges}
-    pa = {p["key"]: p for p in a.documents["policies"]}
-    pb = {p["key"]: p for p in b.documents["policies"]}
-    ta = {t["key"]: t for t in a.documents["typologies"]}
-    tb = {t["key"]: t for t in b.documents["typologies"]}
+def _changed_keys(old: list[dict[str, Any]], new: list[dict[str, Any]], key: str = "key") -> tuple[str, ...]:
+    a, b = {item[key]: item for item in old}, {item[key]: item for item in new}
+    return tuple(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
+
+
+def knowledge_diff(
+    *,
+    old: tuple[GraphData, dict[str, Any]],
+    new: tuple[GraphData, dict[str, Any]],
+    old_version: int,
+    new_version: int,
+) -> ReleaseDiff:
+    """Compare two knowledge states (graph + pack documents). Weights compare at float32 precision
+    (what a release keeps) and stored node embeddings play no part."""
+    (ga, da), (gb, db) = old, new
+    labels = _keyed_diff(
+        {x["id"]: x for x in da.get("labels", [])}, {x["id"]: x for x in db.get("labels", [])}
+    )
+
+    def node_fields(graph: GraphData) -> dict[str, dict[str, Any]]:
+        return {n.node_id: {**n.__dict__, "embedding": None} for n in graph.nodes}
+
+    nodes = _keyed_diff(node_fields(ga), node_fields(gb))
+    ea = {e.key: round(float(np.float32(e.weight)), 6) for e in ga.edges}
+    eb = {e.key: round(float(np.float32(e.weight)), 6) for e in gb.edges}
+    aa = {a.source: (tuple(a.targets), a.reason) for a in ga.aliases}
+    ab = {a.source: (tuple(a.targets), a.reason) for a in gb.aliases}
     return ReleaseDiff(
-        old_version=old.version,
-        new_version=new.version,
+        old_version=old_version,
+        new_version=new_version,
         labels_added=labels[0],
         labels_removed=labels[1],
         labels_changed=labels[2],
@@ -368,9 +654,62 @@ def release_diff(*, old: Release, new: Release) -> ReleaseDiff:
         edges_added=tuple(sorted(set(eb) - set(ea))),
         edges_removed=tuple(sorted(set(ea) - set(eb))),
         edges_reweighted=tuple(sorted((*k, ea[k], eb[k]) for k in set(ea) & set(eb) if ea[k] != eb[k])),
-        aliases_added=tuple(
-            sorted({s for s, _, _ in b.arrays.aliases} - {s for s, _, _ in a.arrays.aliases})
+        aliases_added=tuple(sorted(set(ab) - set(aa))),
+        aliases_changed=tuple(sorted(k for k in set(aa) & set(ab) if aa[k] != ab[k])),
+        aliases_removed=tuple(sorted(set(aa) - set(ab))),
+        clusters_changed=_changed_keys(da.get("clusters", []), db.get("clusters", [])),
+        policies_changed=_changed_keys(da.get("policies", []), db.get("policies", [])),
+        typologies_changed=_changed_keys(da.get("typologies", []), db.get("typologies", [])),
+        roles_changed=_changed_keys(da.get("roles", []), db.get("roles", [])),
+        incompatibilities_changed=da.get("incompatibilities", []) != db.get("incompatibilities", []),
+        distinct_terms_changed=da.get("distinct_terms", []) != db.get("distinct_terms", []),
+    )
+
+
+def _release_state(release: Release) -> tuple[GraphData, dict[str, Any]]:
+    bundle = bundle_load(
+        bytes(ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=release.pk))
+    )
+    return arrays_to_graph(bundle.arrays), dict(bundle.documents)
+
+
+def release_diff(*, old: Release, new: Release) -> ReleaseDiff:
+    """Compare two releases of the same project."""
+    if old.project_id != new.project_id:
+        raise RuleViolation(
+            Violation("release.diff_project", "releases of different projects cannot be compared")
+        )
+    return knowledge_diff(
+        old=_release_state(old), new=_release_state(new), old_version=old.version, new_version=new.version
+    )
+
+
+@dataclass(frozen=True)
+class DraftReview:
+    """What publishing the draft would change: the diff against the active release, the validator's
+    refusals, and the draft's digest (a publication may require the draft to still have it)."""
+
+    active: Release | None
+    diff: ReleaseDiff
+    digest: str
+    violations: tuple[Violation, ...]
+
+    @property
+    def unchanged(self) -> bool:
+        """The draft equals the active release's content (publishing would be a no-op)."""
+        return self.active is not None and self.active.content_digest == self.digest
+
+
+def draft_review(*, project: Project) -> DraftReview:
+    """The draft against the active release (an empty state when there is none)."""
+    graph, documents = draft_state(project)
+    active = release_active(project_id=project.pk)
+    old = _release_state(active) if active is not None else (GraphData(), {})
+    return DraftReview(
+        active=active,
+        diff=knowledge_diff(
+            old=old, new=(graph, documents), old_version=active.version if active else 0, new_version=0
         ),
-        policies_changed=tuple(sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))),
-        typologies_changed=tuple(sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))),
+        digest=knowledge_digest(graph, _with_context(documents)),
+        violations=tuple(knowledge_violations(graph, documents)),
     )

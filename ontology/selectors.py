@@ -21,7 +21,13 @@ def release_active_summary() -> dict[str, object] | None:
 
 
 def release_list(*, project: Project) -> QuerySet[Release]:
-    return Release.objects.filter(project=project).select_related("created_by").order_by("-version")
+    """The project's releases, newest first, with their lineage (parent, applied proposals) loaded."""
+    return (
+        Release.objects.filter(project=project)
+        .select_related("created_by", "parent")
+        .prefetch_related("applied_proposals__decided_by")
+        .order_by("-version")
+    )
 
 
 def nodes_for_label(

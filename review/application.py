@@ -1,11 +1,23 @@
 """Step E — lifecycle application of accepted proposals and publication (ARG §3.5).
 
-``proposal_apply`` is the one entry point the review queue's *approve* action and the nightly
-auto-commit use. It applies a proposal's changeset to the project's **draft** through the ontology and
-taxonomy services (so every write is validated and audited like an expert's), runs the integrity test,
-then publishes a new release (refreshed lexical / node-vector / label indexes, the alias table and the
-structural signals all come with publication) — in **one unit of work** across the database and the graph
-store (``graph_atomic``): either the proposal is APPLIED with its release, or nothing changed.
+What a reviewer approves is exactly what clients get. Applying accepted proposals publishes a release
+built from **the active release + their changesets** — never from the draft, so an expert's
+unpublished draft edit (a node title, an Action's handler) does not ride along with an approval. The
+changesets are also written to the draft, so the expert's next draft publication keeps them. Both
+applications go through the one changeset interpreter (``review.changeset_apply``):
+
+1. on the draft: the interpreter's effects are written through the ontology and taxonomy services
+   (validated and audited like an expert's edits; LabelIDs issued from the project's counter);
+2. on the active release's state, with the LabelIDs the draft issued; the result is frozen by
+   ``ontology.releases.release_freeze`` with the active release as parent (the function replay's
+   shadow release is built by, so what replay scored is what is published) and stored with its lineage
+   (``Release.parent``, ``source=CHANGESETS``, the proposals' ``applied_release``).
+
+A changeset must land identically in both: when an object it changes differs between the draft and the
+release after application — an unpublished draft edit on the same node, edge, alias or label — it is
+refused (``review.draft_conflict``) naming those objects, and the proposal keeps its status: the admin
+publishes (or reverts) the draft first. The integrity test and the validators run on both results.
+Everything happens in **one unit of work** across the database and the graph store (``graph_atomic``).
 
 Lifecycle rules are carried by the changesets the generators write (``review.changeset``):
 
@@ -16,14 +28,13 @@ Lifecycle rules are carried by the changesets the generators write (``review.cha
 * obsolescence: N moved to DEPRECATED with its reason (and a redirection when a replacement exists);
 * taxonomy: a child label created CANDIDATE then SHADOW; a SHADOW label promoted to ACTIVE.
 
-Idempotent: applying an APPLIED proposal returns its release and writes nothing; each operation is also
-idempotent against the draft (an edge that exists is updated, a status already reached is kept, a child
-label with the same name under the same parent is reused), so a retried task applies once.
+Idempotent: applying an APPLIED proposal returns its release and writes nothing, and the interpreter
+skips an operation whose change is already made, so a retried task applies once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,40 +43,36 @@ from django.db import transaction
 from arg_platform.audit import audit_record
 from arg_platform.errors import DomainError, RuleViolation, Violation
 from ontology.models import Release
-from ontology.store import get_graph_store
-from ontology.store.port import AliasData, EdgeData, GraphData, NodeData
+from ontology.releases import draft_state, knowledge_digest, knowledge_validate, release_active, release_store
+from ontology.store.port import GraphData
 from ontology.store.unit_of_work import graph_atomic, graph_savepoint
 from projects.models import Project
 
-from .changeset import (
-    NEW_LABEL_PREFIX,
-    AliasSet,
-    EdgeAdd,
-    EdgeRemove,
-    EdgeSetWeight,
-    LabelAdd,
-    LabelStatusSet,
-    NodeAdd,
-    NodeAttach,
-    NodeContentSet,
-    NodeDetach,
-    NodeStatusSet,
-    Op,
-    changeset_load,
+from .changeset import changeset_load
+from .changeset_apply import (
+    AliasPut,
+    Applied,
+    ChangesetConflict,
+    EdgeDeleted,
+    EdgePut,
+    Effect,
+    KnowledgeState,
+    LabelCreated,
+    LabelStatusChanged,
+    NodeChanged,
+    NodeCreated,
+    NodeStatusChanged,
+    changeset_apply,
 )
 from .integrity import integrity_violations
 from .models import Proposal, ProposalDecision, ProposalStatus
+from .shadow import BaseRelease, shadow_freeze
 
 APPLICABLE = frozenset({ProposalStatus.APPROVED, ProposalStatus.AUTO_COMMITTED})
 
 
-@dataclass
-class ApplyReport:
-    """What applying one changeset to the draft did."""
-
-    label_map: dict[str, str] = field(default_factory=dict)  # new:<ref> → issued LabelID
-    applied: int = 0
-    skipped: int = 0
+class DraftConflict(RuleViolation):
+    """A changeset touches objects with unpublished draft edits: applying it would have to guess."""
 
 
 def _conflict(message: str) -> RuleViolation:
@@ -84,210 +91,195 @@ def _user(actor: Any) -> Any:
     )
 
 
-def changeset_apply_to_draft(*, project: Project, actor: Any, ops: Sequence[Op], reason: str) -> ApplyReport:
-    """Apply ``ops`` in order to the draft through the services (call inside a transaction)."""
-    from ontology.services import (
-        alias_add,
-        edge_add,
-        edge_remove,
-        edge_update,
-        node_create,
-        node_set_status,
-        node_update,
-    )
-    from taxonomy.models import Label
+# --- writing the interpreter's effects to the draft ---------------------------------------------------
+
+
+def _write_label_created(project: Project, actor: Any, effect: LabelCreated, reason: str) -> None:
     from taxonomy.services import label_create, label_set_status
 
-    store = get_graph_store()
-    report = ApplyReport()
+    record = effect.record
+    label = label_create(
+        project=project,
+        actor=actor,
+        label_id=record["id"],
+        name=record["name"],
+        cluster_key=record["cluster"],
+        parent_id=record["parent"],
+        description=record["description"],
+        synonyms=record["synonyms"],
+        examples=record["examples"],
+        status="CANDIDATE",
+        reason=reason,
+    )
+    if record["status"] != "CANDIDATE":
+        label_set_status(label=label, actor=actor, status=record["status"], reason=reason)
 
-    def resolve(label: str) -> str:
-        if label.startswith(NEW_LABEL_PREFIX):
-            if label not in report.label_map:
-                raise _conflict(f"{label} is used before its label_add")
-            return report.label_map[label]
-        return label
 
-    def node(node_id: str) -> NodeData:
-        current = store.get_node(project.pk, node_id)
-        if current is None:
-            raise _conflict(f"node {node_id} does not exist in the draft")
-        return current
+def _write_label_status(project: Project, actor: Any, effect: LabelStatusChanged, reason: str) -> None:
+    from taxonomy.models import Label
+    from taxonomy.services import label_set_status
 
-    def edge(source: str, target: str, type: str) -> EdgeData | None:
-        return next(
-            (e for e in store.neighbours(project.pk, source, "out", (type,)) if e.target == target), None
+    label = Label.objects.get(project=project, label_id=effect.label_id)
+    label_set_status(label=label, actor=actor, status=effect.status, reason=effect.reason)
+
+
+def _write_node_created(project: Project, actor: Any, effect: NodeCreated, reason: str) -> None:
+    from ontology.services import node_create
+
+    node_create(project=project, actor=actor, node=effect.node)
+
+
+def _write_node_changed(project: Project, actor: Any, effect: NodeChanged, reason: str) -> None:
+    from ontology.services import node_update
+
+    node_update(project=project, actor=actor, node_id=effect.node_id, changes=effect.changes)
+
+
+def _write_node_status(project: Project, actor: Any, effect: NodeStatusChanged, reason: str) -> None:
+    from ontology.services import node_set_status
+
+    node_set_status(
+        project=project, actor=actor, node_id=effect.node_id, status=effect.status, reason=effect.reason
+    )
+
+
+def _write_edge_put(project: Project, actor: Any, effect: EdgePut, reason: str) -> None:
+    from ontology.services import edge_add, edge_update
+
+    edge = effect.edge
+    if not effect.existed:
+        edge_add(project=project, actor=actor, edge=edge)
+        return
+    edge_update(
+        project=project,
+        actor=actor,
+        source=edge.source,
+        target=edge.target,
+        type=edge.type,
+        weight=edge.weight,
+        semantics=edge.semantics,
+    )
+
+
+def _write_edge_deleted(project: Project, actor: Any, effect: EdgeDeleted, reason: str) -> None:
+    from ontology.services import edge_remove
+
+    source, target, type_ = effect.key
+    edge_remove(project=project, actor=actor, source=source, target=target, type=type_, reason=effect.reason)
+
+
+def _write_alias_put(project: Project, actor: Any, effect: AliasPut, reason: str) -> None:
+    from ontology.services import alias_add
+
+    alias_add(project=project, actor=actor, alias=effect.alias)
+
+
+WRITERS: dict[type, Callable[[Project, Any, Any, str], None]] = {
+    LabelCreated: _write_label_created,
+    LabelStatusChanged: _write_label_status,
+    NodeCreated: _write_node_created,
+    NodeChanged: _write_node_changed,
+    NodeStatusChanged: _write_node_status,
+    EdgePut: _write_edge_put,
+    EdgeDeleted: _write_edge_deleted,
+    AliasPut: _write_alias_put,
+}
+"""One service call per effect type: the draft writer decides nothing the interpreter did not."""
+
+
+def effects_write(*, project: Project, actor: Any, effects: Sequence[Effect], reason: str) -> None:
+    """Write the interpreter's effects to the draft, in order (call inside ``graph_atomic``)."""
+    for effect in effects:
+        WRITERS[type(effect)](project, actor, effect, reason)
+
+
+# --- one changeset on the release and on the draft ----------------------------------------------------
+
+
+def _keyed(state: KnowledgeState) -> dict[tuple[str, Any], Any]:
+    """Every object of a state by a readable key: nodes, edges, aliases and labels."""
+    graph = state.graph
+    out: dict[tuple[str, Any], Any] = {("node", n.node_id): replace(n, embedding=None) for n in graph.nodes}
+    out.update({("edge", "|".join(e.key)): e for e in graph.edges})
+    out.update({("alias", a.source): a for a in graph.aliases})
+    out.update({("label", label["id"]): label for label in state.documents.get("labels", [])})
+    return out
+
+
+def diverging(
+    release_before: KnowledgeState,
+    release_after: KnowledgeState,
+    draft_before: KnowledgeState,
+    draft_after: KnowledgeState,
+) -> list[str]:
+    """Objects a changeset changed (in the release or the draft) that do not end up equal in both."""
+    rb, ra, db, da = (_keyed(s) for s in (release_before, release_after, draft_before, draft_after))
+    touched = {k for k in rb.keys() | ra.keys() if rb.get(k) != ra.get(k)}
+    touched |= {k for k in db.keys() | da.keys() if db.get(k) != da.get(k)}
+    return sorted(f"{kind} {key}" for kind, key in touched if ra.get((kind, key)) != da.get((kind, key)))
+
+
+@dataclass
+class BothApplied:
+    """One changeset applied to the release's state and to the draft's."""
+
+    on_release: Applied
+    on_draft: Applied
+
+
+def changeset_apply_both(
+    *,
+    release: KnowledgeState,
+    draft: KnowledgeState,
+    ops: Sequence[Any],
+    reason: str,
+    issue_label_id: Callable[[], str] | None = None,
+) -> BothApplied:
+    """Apply ``ops`` to the draft, then to the release with the LabelIDs the draft issued.
+
+    Raises ``RuleViolation``: ``review.apply_conflict`` when the changeset does not apply to one of them,
+    ``review.draft_conflict`` (a ``DraftConflict``) when they disagree on an object it changed."""
+    try:
+        on_draft = changeset_apply(draft, ops, reason=reason, issue_label_id=issue_label_id)
+        on_release = changeset_apply(release, ops, reason=reason, issued=on_draft.label_map)
+    except ChangesetConflict as exc:
+        raise _conflict(str(exc)) from exc
+    different = diverging(release, on_release.state, draft, on_draft.state)
+    if different:
+        shown = ", ".join(different[:8]) + (f" and {len(different) - 8} more" if len(different) > 8 else "")
+        raise DraftConflict(
+            Violation(
+                "review.draft_conflict",
+                f"the draft has unpublished edits to what this changeset changes ({shown}): publish or "
+                "revert the draft first, then apply",
+                "changeset",
+            )
         )
-
-    for op in ops:
-        did = True
-        if isinstance(op, LabelAdd):
-            twin = (
-                Label.objects.filter(
-                    project=project,
-                    cluster__key=op.cluster,
-                    name__iexact=op.name.strip(),
-                    parent__label_id=op.parent,
-                )
-                .exclude(status="DEPRECATED")
-                .first()
-                if op.parent
-                else None
-            )
-            if twin is not None:
-                report.label_map[NEW_LABEL_PREFIX + op.ref] = twin.label_id
-                did = False
-            else:
-                label = label_create(
-                    project=project,
-                    actor=actor,
-                    name=op.name,
-                    cluster_key=op.cluster,
-                    parent_id=op.parent,
-                    description=op.description,
-                    synonyms=op.synonyms,
-                    examples=op.examples,
-                    status="CANDIDATE",
-                    reason=reason,
-                )
-                if op.status != "CANDIDATE":
-                    label = label_set_status(label=label, actor=actor, status=op.status, reason=reason)
-                report.label_map[NEW_LABEL_PREFIX + op.ref] = label.label_id
-        elif isinstance(op, LabelStatusSet):
-            label = Label.objects.filter(project=project, label_id=op.label_id).first()
-            if label is None:
-                raise _conflict(f"label {op.label_id} does not exist")
-            did = label.status != op.status
-            if did:
-                label_set_status(label=label, actor=actor, status=op.status, reason=op.reason or reason)
-        elif isinstance(op, NodeAdd):
-            new = NodeData(
-                node_id=op.node_id,
-                type=op.type,
-                title=op.title,
-                chunk=op.chunk,
-                risk=op.risk,
-                labels=tuple(dict.fromkeys(resolve(x) for x in op.labels)),
-                clusters=tuple(dict.fromkeys(op.clusters)),
-                preconditions=op.preconditions,
-                parameters=op.parameters,
-                handler=op.handler,
-            )
-            current = store.get_node(project.pk, op.node_id)
-            if current is not None:
-                if replace(current, embedding=None, status_reason="") != new:
-                    raise _conflict(f"node {op.node_id} already exists with other content")
-                did = False
-            else:
-                node_create(project=project, actor=actor, node=new)
-        elif isinstance(op, NodeContentSet):
-            current = node(op.node_id)
-            changes = {
-                k: v
-                for k, v in (
-                    ("title", op.title),
-                    ("chunk", op.chunk),
-                    ("risk", op.risk),
-                    ("preconditions", op.preconditions),
-                )
-                if v is not None and getattr(current, k) != v
-            }
-            did = bool(changes)
-            if did:
-                node_update(project=project, actor=actor, node_id=op.node_id, changes=changes)
-        elif isinstance(op, NodeAttach | NodeDetach):
-            current = node(op.node_id)
-            if isinstance(op, NodeAttach):
-                labels = tuple(dict.fromkeys([*current.labels, *(resolve(x) for x in op.labels)]))
-                clusters = tuple(dict.fromkeys([*current.clusters, *op.clusters]))
-            else:
-                dropped = {resolve(x) for x in op.labels}
-                labels = tuple(x for x in current.labels if x not in dropped)
-                clusters = tuple(x for x in current.clusters if x not in set(op.clusters))
-            did = (labels, clusters) != (current.labels, current.clusters)
-            if did:
-                node_update(
-                    project=project,
-                    actor=actor,
-                    node_id=op.node_id,
-                    changes={"labels": labels, "clusters": clusters},
-                )
-        elif isinstance(op, NodeStatusSet):
-            did = node(op.node_id).status != op.status
-            if did:
-                node_set_status(
-                    project=project, actor=actor, node_id=op.node_id, status=op.status, reason=op.reason
-                )
-        elif isinstance(op, EdgeAdd):
-            existing = edge(op.source, op.target, op.type)
-            if existing is None:
-                edge_add(
-                    project=project,
-                    actor=actor,
-                    edge=EdgeData(op.source, op.target, op.type, op.weight, op.semantics),
-                )
-            elif (existing.weight, existing.semantics) != (op.weight, op.semantics):
-                edge_update(
-                    project=project,
-                    actor=actor,
-                    source=op.source,
-                    target=op.target,
-                    type=op.type,
-                    weight=op.weight,
-                    semantics=op.semantics,
-                )
-            else:
-                did = False
-        elif isinstance(op, EdgeSetWeight):
-            existing = edge(op.source, op.target, op.type)
-            if existing is None:
-                raise _conflict(f"edge {op.source} -[{op.type}]-> {op.target} does not exist")
-            did = abs(existing.weight - op.weight) > 1e-9
-            if did:
-                edge_update(
-                    project=project,
-                    actor=actor,
-                    source=op.source,
-                    target=op.target,
-                    type=op.type,
-                    weight=op.weight,
-                    semantics=existing.semantics,
-                )
-        elif isinstance(op, EdgeRemove):
-            did = edge(op.source, op.target, op.type) is not None
-            if did:
-                edge_remove(
-                    project=project,
-                    actor=actor,
-                    source=op.source,
-                    target=op.target,
-                    type=op.type,
-                    reason=op.reason or reason,
-                )
-        elif isinstance(op, AliasSet):
-            current_targets = store.resolve_alias(project.pk, op.source)
-            did = tuple(current_targets) != tuple(op.targets)
-            if did:
-                alias_add(
-                    project=project, actor=actor, alias=AliasData(op.source, tuple(op.targets), op.reason)
-                )
-        if did:
-            report.applied += 1
-        else:
-            report.skipped += 1
-    return report
+    return BothApplied(on_release=on_release, on_draft=on_draft)
 
 
-def _draft_documents(project: Project) -> dict[str, Any]:
-    from taxonomy.packs import pack_export
+def draft_conflicts(*, proposal: Proposal) -> str:
+    """Why applying ``proposal`` now would be refused because of the draft ('' when it would not be)."""
+    active = release_active(project_id=proposal.project_id)
+    if active is None:
+        return ""
+    graph, documents = draft_state(proposal.project)
+    try:
+        changeset_apply_both(
+            release=BaseRelease.load(active).state,
+            draft=KnowledgeState(graph, documents),
+            ops=changeset_load(proposal.changeset),
+            reason="",
+        )
+    except DraftConflict as exc:
+        return exc.message
+    except DomainError:
+        return ""  # not a draft conflict: the preview reports it
+    return ""
 
-    pack = pack_export(project=project)
-    return {k: pack[k] for k in ("labels", "clusters", "policies", "incompatibilities") if k in pack}
 
-
-def _check_integrity(project: Project, before: GraphData, ops: Sequence[Op]) -> None:
-    after = get_graph_store().export_graph(project.pk)
-    violations = integrity_violations(before, after, ops, documents=_draft_documents(project))
+def _check(before: GraphData, applied: Applied, ops: Sequence[Any]) -> None:
+    violations = integrity_violations(before, applied.graph, ops, documents=applied.documents)
     if violations:
         raise RuleViolation(violations)
 
@@ -319,28 +311,78 @@ def _mark_failed(proposal_id: int, actor: Any, error: DomainError) -> None:
         _decide(proposal, ProposalDecision.Action.APPLY, actor, before, error.message)
 
 
-def _apply_locked(proposal: Proposal, actor: Any) -> ApplyReport:
-    if proposal.status not in APPLICABLE:
-        raise RuleViolation(
-            Violation(
-                "review.apply_status",
-                f"proposal #{proposal.pk} is {proposal.status}; only APPROVED or AUTO_COMMITTED proposals apply",
-                "status",
+def _reason(proposal: Proposal) -> str:
+    return f"offline proposal #{proposal.pk} ({proposal.kind}): {proposal.title}"[:500]
+
+
+class _Publication:
+    """Changesets applied one after another to the active release's state and to the draft."""
+
+    def __init__(self, project: Project) -> None:
+        from taxonomy.services import next_label_id
+
+        active = release_active(project_id=project.pk)
+        if active is None:
+            raise RuleViolation(
+                Violation(
+                    "review.no_release",
+                    "the project has no active release yet: publish the draft once before applying proposals",
+                    "release",
+                )
             )
+        self.project = project
+        self.parent = BaseRelease.load(active)
+        self.release_state = self.parent.state
+        graph, documents = draft_state(project)
+        self.draft_state = KnowledgeState(graph, documents)
+        self.issue_label_id = lambda: next_label_id(project=project)
+
+    def apply(self, proposal: Proposal, actor: Any) -> Applied:
+        """Apply one proposal's changeset to both states and write it to the draft."""
+        if proposal.status not in APPLICABLE:
+            raise RuleViolation(
+                Violation(
+                    "review.apply_status",
+                    f"proposal #{proposal.pk} is {proposal.status}; only APPROVED or AUTO_COMMITTED "
+                    "proposals apply",
+                    "status",
+                )
+            )
+        ops = changeset_load(proposal.changeset)
+        reason = _reason(proposal)
+        both = changeset_apply_both(
+            release=self.release_state,
+            draft=self.draft_state,
+            ops=ops,
+            reason=reason,
+            issue_label_id=self.issue_label_id,
         )
-    ops = changeset_load(proposal.changeset)
-    before = get_graph_store().export_graph(proposal.project_id)
-    report = changeset_apply_to_draft(
-        project=proposal.project,
-        actor=actor,
-        ops=ops,
-        reason=f"offline proposal #{proposal.pk} ({proposal.kind}): {proposal.title}"[:500],
-    )
-    _check_integrity(proposal.project, before, ops)
-    return report
+        _check(self.release_state.graph, both.on_release, ops)
+        _check(self.draft_state.graph, both.on_draft, ops)
+        effects_write(project=self.project, actor=actor, effects=both.on_draft.effects, reason=reason)
+        self.release_state = both.on_release.state
+        self.draft_state = both.on_draft.state
+        return both.on_draft
+
+    def publish(self, actor: Any, notes: str) -> Release:
+        """Freeze the release's state with the active release as parent and make it active."""
+        state = self.release_state
+        knowledge_validate(state.graph, state.documents)
+        frozen = shadow_freeze(self.parent, Applied(state=state))
+        self.project.refresh_from_db(fields=["knowledge_revision"])
+        same_as_draft = knowledge_digest(self.draft_state.graph, self.draft_state.documents) == frozen.digest
+        return release_store(
+            project=self.project,
+            actor=actor,
+            frozen=frozen,
+            source=Release.Source.CHANGESETS,
+            parent=self.parent.release,
+            notes=notes,
+            knowledge_revision=self.project.knowledge_revision if same_as_draft else 0,
+        )
 
 
-def _finish(proposal: Proposal, actor: Any, release: Release, report: ApplyReport) -> None:
+def _finish(proposal: Proposal, actor: Any, release: Release, applied: Applied) -> None:
     before = proposal.status
     proposal.status = ProposalStatus.APPLIED
     proposal.applied_release = release
@@ -352,9 +394,9 @@ def _finish(proposal: Proposal, actor: Any, release: Release, report: ApplyRepor
         before,
         f"published v{release.version}",
         release=release.version,
-        label_map=report.label_map,
-        operations_applied=report.applied,
-        operations_skipped=report.skipped,
+        label_map=applied.label_map,
+        operations_applied=len(applied.effects),
+        operations_skipped=applied.skipped,
     )
     audit_record(
         project=proposal.project,
@@ -363,25 +405,25 @@ def _finish(proposal: Proposal, actor: Any, release: Release, report: ApplyRepor
         object_type="proposal",
         object_key=str(proposal.pk),
         before={"status": before},
-        after={"status": proposal.status, "release": release.version, "labels": report.label_map},
+        after={"status": proposal.status, "release": release.version, "labels": applied.label_map},
         reason=proposal.title,
     )
 
 
 def proposal_apply(*, proposal: Proposal, actor: Any) -> Release:
-    """Apply an APPROVED or AUTO_COMMITTED proposal and publish the new release; returns that release.
+    """Apply an APPROVED or AUTO_COMMITTED proposal and publish active release + its changeset.
 
     * Applying an APPLIED proposal returns its ``applied_release`` and changes nothing (idempotent: a
       retried task or a double click applies once).
     * Any other status raises ``RuleViolation`` (rule ``review.apply_status``) and changes nothing.
-    * A changeset that no longer applies to the draft (``review.apply_conflict``), a draft the validators
-      refuse, or a failed integrity test (``integrity.*``) rolls everything back, then marks the
-      proposal FAILED (with a ProposalDecision saying why) and re-raises the ``RuleViolation``.
+    * A changeset that collides with unpublished draft edits raises ``DraftConflict``
+      (``review.draft_conflict``): nothing changes and the proposal keeps its status.
+    * A changeset that no longer applies (``review.apply_conflict``), a result the validators refuse, or
+      a failed integrity test (``integrity.*``) rolls everything back, then marks the proposal FAILED
+      (with a ProposalDecision saying why) and re-raises the ``RuleViolation``.
 
     ``actor`` is the approving user, or ``None`` / a name for the offline loop ("system").
     """
-    from ontology.releases import PublishOptions, release_publish
-
     try:
         with graph_atomic():
             locked = (
@@ -389,15 +431,15 @@ def proposal_apply(*, proposal: Proposal, actor: Any) -> Release:
             )
             if locked.status == ProposalStatus.APPLIED and locked.applied_release_id:
                 return Release.objects.get(pk=locked.applied_release_id)
-            report = _apply_locked(locked, actor)
-            release = release_publish(
-                project=locked.project,
-                actor=actor,
-                options=PublishOptions(notes=f"proposal #{locked.pk} {locked.kind}: {locked.title}"[:500]),
-            )
-            _finish(locked, actor, release, report)
+            publication = _Publication(locked.project)
+            applied = publication.apply(locked, actor)
+            release = publication.publish(actor, f"proposal #{locked.pk} {locked.kind}: {locked.title}")
+            _finish(locked, actor, release, applied)
+    except DraftConflict:
+        raise
     except DomainError as exc:
-        _mark_failed(proposal.pk, actor, exc)
+        if not any(v.rule == "review.no_release" for v in exc.violations):
+            _mark_failed(proposal.pk, actor, exc)
         raise
     proposal.refresh_from_db()
     return release
@@ -405,11 +447,15 @@ def proposal_apply(*, proposal: Proposal, actor: Any) -> Release:
 
 @dataclass
 class BatchResult:
-    """What ``proposals_apply`` did: the release it published (None: nothing applied) and the outcomes."""
+    """What ``proposals_apply`` did: the release it published (None: nothing applied) and the outcomes.
+
+    ``failed`` proposals were refused and are FAILED; ``blocked`` ones collide with unpublished draft
+    edits and keep their status; ``already`` were APPLIED before."""
 
     release: Release | None
     applied: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
+    blocked: dict[int, str] = field(default_factory=dict)
     already: list[int] = field(default_factory=list)
 
 
@@ -417,14 +463,15 @@ def proposals_apply(*, project: Project, proposal_ids: Sequence[int], actor: Any
     """Apply several accepted proposals of one project under **one** publication (the nightly auto-commit).
 
     Each changeset runs in its own savepoint: a proposal that fails (conflict, validators, integrity) is
-    rolled back alone and marked FAILED; the others are applied in order and published together. Already
-    APPLIED proposals are skipped, so a retried task publishes nothing twice.
+    rolled back alone and marked FAILED; one that collides with unpublished draft edits is rolled back
+    and left as it is (``blocked``); the others are applied in order and published together as one
+    release (active release + their changesets). Already APPLIED proposals are skipped, so a retried task
+    publishes nothing twice.
     """
-    from ontology.releases import PublishOptions, release_publish
-
     result = BatchResult(release=None)
     with graph_atomic():
-        reports: dict[int, tuple[Proposal, ApplyReport]] = {}
+        applied: dict[int, tuple[Proposal, Applied]] = {}
+        publication: _Publication | None = None
         for proposal_id in proposal_ids:
             locked = (
                 Proposal.objects.select_for_update(of=("self",)).select_related("project").get(pk=proposal_id)
@@ -436,20 +483,26 @@ def proposals_apply(*, project: Project, proposal_ids: Sequence[int], actor: Any
             if locked.status == ProposalStatus.APPLIED:
                 result.already.append(proposal_id)
                 continue
+            publication = publication or _Publication(project)
+            states = (publication.release_state, publication.draft_state)
             try:
                 with graph_savepoint(project.pk):
-                    reports[proposal_id] = (locked, _apply_locked(locked, actor))
+                    applied[proposal_id] = (locked, publication.apply(locked, actor))
+            except DraftConflict as exc:
+                publication.release_state, publication.draft_state = states
+                result.blocked[proposal_id] = exc.message
             except DomainError as exc:
+                publication.release_state, publication.draft_state = states
                 before = locked.status
                 locked.status = ProposalStatus.FAILED
                 locked.decision_reason = exc.message[:1000]
                 locked.save(update_fields=["status", "decision_reason", "updated_at"])
                 _decide(locked, ProposalDecision.Action.APPLY, actor, before, exc.message)
                 result.failed[proposal_id] = exc.message
-        if reports:
-            release = release_publish(project=project, actor=actor, options=PublishOptions(notes=notes[:500]))
-            for proposal_id, (locked, report) in reports.items():
-                _finish(locked, actor, release, report)
+        if applied and publication is not None:
+            release = publication.publish(actor, notes)
+            for proposal_id, (locked, on_draft) in applied.items():
+                _finish(locked, actor, release, on_draft)
                 result.applied.append(proposal_id)
             result.release = release
     return result

@@ -8,9 +8,8 @@ class ReviewConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from ontology.releases import PUBLISH_HOOKS
+        from ontology.releases import CONTEXT_HOOKS
 
-        from .boost import active_check_boost_hook
+        from .boost import DOCUMENT, active_check_boost
 
-        if active_check_boost_hook not in PUBLISH_HOOKS:
-            PUBLISH_HOOKS.append(active_check_boost_hook)
+        CONTEXT_HOOKS[DOCUMENT] = active_check_boost

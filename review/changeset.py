@@ -5,12 +5,10 @@ dataclass with a stable ``op`` name; ``changeset_dump`` turns a changeset into t
 ``Proposal.changeset`` and ``changeset_load`` reads it back, refusing unknown operations or malformed
 fields with a ``RuleViolation`` (a reviewer's edit goes through the same door).
 
-The same operations are applied twice, by two interpreters that must agree:
-
-* ``review.shadow`` applies them in memory to a copy of the release (step C, replay on a shadow
-  snapshot) — nothing is written;
-* ``review.application`` applies them to the draft through the ontology and taxonomy services, then
-  publishes a release (step E).
+One interpreter decides what the operations do, ``review.changeset_apply``: replay applies them in
+memory to the active release and freezes a shadow release (step C); approval applies them to the same
+release and to the draft, writes the draft's effects through the ontology and taxonomy services, and
+publishes the release built exactly as the shadow was (step E, ``review.application``).
 
 Operations (``op`` names in brackets):
 

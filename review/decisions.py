@@ -199,13 +199,16 @@ class Approval:
     """What approving did: the proposal as it stands now and, when it was applied, the release.
 
     ``failed`` maps proposals that the application refused (they are FAILED, with the reason) to that
-    reason; ``error`` is set when the release could not be published at all (the proposals stay APPROVED).
+    reason; ``blocked`` maps proposals that collide with unpublished draft edits (they keep their status
+    until the draft is published) to the reason; ``error`` is set when the release could not be
+    published at all (the proposals stay APPROVED).
     """
 
     proposal: Proposal
     release: Release | None = None
     applied: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
+    blocked: dict[int, str] = field(default_factory=dict)
     error: str = ""
 
 
@@ -272,7 +275,11 @@ def proposals_apply_approved(*, project: Project, actor: Any, first: Proposal | 
         return Approval(proposal=subject, error=exc.message)
     subject = first or Proposal.objects.get(pk=(batch.applied or ids)[0])
     return Approval(
-        proposal=subject, release=batch.release, applied=list(batch.applied), failed=dict(batch.failed)
+        proposal=subject,
+        release=batch.release,
+        applied=list(batch.applied),
+        failed=dict(batch.failed),
+        blocked=dict(batch.blocked),
     )
 
 

@@ -589,7 +589,7 @@ def step_apply(run: OfflineRun, progress: Progress | None = None) -> dict[str, A
         .values_list("pk", flat=True)
     )
     ids = auto + [pk for pk in batched if pk not in auto]
-    result: dict[str, Any] = {"applied": [], "failed": {}, "release": None}
+    result: dict[str, Any] = {"applied": [], "failed": {}, "blocked": {}, "release": None}
     if ids:
         batch = proposals_apply(
             project=run.project,
@@ -603,6 +603,7 @@ def step_apply(run: OfflineRun, progress: Progress | None = None) -> dict[str, A
         result = {
             "applied": batch.applied,
             "failed": {str(k): v for k, v in batch.failed.items()},
+            "blocked": {str(k): v for k, v in batch.blocked.items()},
             "release": batch.release.version if batch.release else None,
         }
         if batch.release is not None:

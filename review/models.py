@@ -138,7 +138,7 @@ class Proposal(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_reason = models.CharField(max_length=1000, blank=True)
     applied_release = models.ForeignKey(
-        "ontology.Release", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "ontology.Release", null=True, blank=True, on_delete=models.SET_NULL, related_name="applied_proposals"
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)

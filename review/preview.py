@@ -1,7 +1,7 @@
 """What a proposal would change, computed without writing anything: the reviewer's "what" and "risks".
 
-The changeset is applied in memory (``review.shadow.apply_in_memory``, the same semantics as the
-lifecycle application) to the project's **draft** — the graph and taxonomy that approval writes to —
+The changeset is applied in memory by the changeset interpreter (``review.changeset_apply``, the code
+approval applies with) to the project's **draft** — the graph and taxonomy that approval writes to —
 and the two states are compared: nodes added, moved along the lifecycle, rewritten or re-attached;
 edges added, removed or reweighted; labels added or moved; redirections written. The risks are the
 graph and taxonomy validators' findings on the result, the integrity test of ``review.integrity``
@@ -40,8 +40,9 @@ from .changeset import (
     Op,
     changeset_load,
 )
+from .changeset_apply import ChangesetConflict, KnowledgeState, changeset_apply
 from .integrity import ACTION_TYPES, CHECK_TYPES, integrity_violations
-from .shadow import ChangesetConflict, apply_in_memory, shadow_violations
+from .shadow import shadow_violations
 
 PATH_HOPS = 3  # how far downstream of the changed nodes new paths are followed to Action nodes
 MAX_PIVOTS = 3  # neighbourhood pictures per side
@@ -355,7 +356,7 @@ def changeset_preview(
         preview.before, preview.documents = base
     preview.label_names = {label["id"]: label["name"] for label in preview.documents.get("labels", [])}
     try:
-        applied = apply_in_memory(preview.before, preview.documents, preview.ops)
+        applied = changeset_apply(KnowledgeState(preview.before, preview.documents), preview.ops)
     except ChangesetConflict as exc:
         preview.conflict = str(exc)
         preview.after = preview.before

@@ -26,6 +26,7 @@ from ontology.views.picture import Picture, picture_layout, picture_select
 from projects.access import Capability, ProjectAccess
 
 from . import forms
+from .application import APPLICABLE, draft_conflicts
 from .filtersets import DECIDABLE_STATUSES
 from .models import Proposal, ProposalStatus
 from .preview import ChangesetPreview, changeset_preview, neighbourhood_of, release_state
@@ -219,9 +220,11 @@ def proposal_context(access: ProjectAccess, proposal: Proposal, **bound: Any) ->
     applied = proposal.applied_release
     previous = _previous_release(applied) if applied is not None else None
     touched = preview.touched_nodes
+    pending = open_ or proposal.status in APPLICABLE
     return {
         "nav": "review",
         "proposal": proposal,
+        "draft_conflict": draft_conflicts(proposal=proposal) if pending and preview.applies else "",
         "preview": preview,
         "compared_with": compared_with,
         "pictures": pictures,

@@ -256,6 +256,8 @@ def _report_approval(request: HttpRequest, approval: decisions.Approval) -> None
         messages.error(request, f"Approved, but no release could be published: {approval.error}")
     for pk, reason in approval.failed.items():
         messages.error(request, f"Proposal #{pk} could not be applied and is FAILED: {reason}")
+    for pk, reason in approval.blocked.items():
+        messages.warning(request, f"Proposal #{pk} is approved but not applied: {reason}")
     if approval.release is not None:
         applied = ", ".join(f"#{pk}" for pk in approval.applied)
         messages.success(

@@ -195,8 +195,12 @@ def label_create(
     examples: Iterable[str] | None = None,
     status: str = LabelStatus.ACTIVE,
     reason: str = "",
+    label_id: str | None = None,
 ) -> Label:
-    """Add a label (root when ``parent_id`` is None) under the validator's rules."""
+    """Add a label (root when ``parent_id`` is None) under the validator's rules.
+
+    ``label_id`` is one the caller issued with ``next_label_id`` beforehand (the changeset interpreter
+    issues it when it applies a ``label_add``); by default the next one is issued here."""
     if status == LabelStatus.DEPRECATED:
         raise RuleViolation(
             Violation("taxonomy.label_status", "a new label cannot start DEPRECATED", "status")
@@ -205,7 +209,7 @@ def label_create(
         raise RuleViolation(Violation("taxonomy.label_status", f"unknown status {status!r}", "status"))
     view = taxonomy_view(project=project)
     # The LabelID is issued first so messages name it; a refusal rolls the counter back with the rest.
-    label_id = next_label_id(project=project)
+    label_id = label_id or next_label_id(project=project)
     record = LabelRecord(
         label_id,
         name.strip(),

@@ -82,13 +82,21 @@ class NeighbourhoodSerializer(serializers.Serializer):
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
+    """A release with its lineage: the parent version, what it froze, and the proposals it applied."""
+
     created_by = serializers.CharField(source="created_by.username", default=None)
+    parent_version = serializers.IntegerField(source="parent.version", default=None)
+    proposals = serializers.SerializerMethodField()
 
     class Meta:
         model = Release
         fields = [
             "version",
             "checksum",
+            "content_digest",
+            "source",
+            "parent_version",
+            "proposals",
             "is_active",
             "knowledge_revision",
             "notes",
@@ -99,9 +107,28 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "activated_at",
         ]
 
+    def get_proposals(self, release: Release) -> list[int]:
+        return sorted(p.pk for p in release.applied_proposals.all())
+
 
 class PublishSerializer(serializers.Serializer):
     notes = serializers.CharField(max_length=500, allow_blank=True, default="")
+    draft_digest = serializers.CharField(
+        max_length=64,
+        allow_blank=True,
+        default="",
+        help_text="the digest of the draft you reviewed (GET releases/draft/): publication is refused if it moved",
+    )
+
+
+class PublishedSerializer(ReleaseSerializer):
+    """The answer to a publication: the release, and whether this call created it."""
+
+    published = serializers.BooleanField()
+    detail = serializers.CharField()
+
+    class Meta(ReleaseSerializer.Meta):
+        fields = [*ReleaseSerializer.Meta.fields, "published", "detail"]
 
 
 class ActivateSerializer(serializers.Serializer):
@@ -121,5 +148,21 @@ class ReleaseDiffSerializer(serializers.Serializer):
     edges_removed = serializers.ListField(child=serializers.ListField())
     edges_reweighted = serializers.ListField(child=serializers.ListField())
     aliases_added = serializers.ListField(child=serializers.CharField())
+    aliases_changed = serializers.ListField(child=serializers.CharField())
+    aliases_removed = serializers.ListField(child=serializers.CharField())
+    clusters_changed = serializers.ListField(child=serializers.CharField())
     policies_changed = serializers.ListField(child=serializers.CharField())
     typologies_changed = serializers.ListField(child=serializers.CharField())
+    roles_changed = serializers.ListField(child=serializers.CharField())
+    incompatibilities_changed = serializers.BooleanField()
+    distinct_terms_changed = serializers.BooleanField()
+
+
+class DraftReviewSerializer(serializers.Serializer):
+    active_version = serializers.IntegerField(allow_null=True)
+    digest = serializers.CharField(help_text="send it back as draft_digest when publishing")
+    unchanged = serializers.BooleanField(
+        help_text="the draft equals the active release: publishing is a no-op"
+    )
+    violations = serializers.ListField(child=serializers.DictField(), help_text="the validator's refusals")
+    diff = ReleaseDiffSerializer()

@@ -13,6 +13,7 @@ urlpatterns = [
     path(P + "edges/", views.EdgeView.as_view(), name="edge"),
     path(P + "aliases/", views.AliasView.as_view(), name="alias"),
     path(P + "releases/", views.ReleaseListView.as_view(), name="release-list"),
+    path(P + "releases/draft/", views.DraftReviewView.as_view(), name="release-draft"),
     path(P + "releases/<int:version>/", views.ReleaseDetailView.as_view(), name="release-detail"),
     path(
         P + "releases/<int:version>/activate/", views.ReleaseActivateView.as_view(), name="release-activate"

@@ -235,13 +235,51 @@ class ReleaseListView(ProjectScopedMixin, APIView):
     def get(self, request: Request, project: str) -> Response:
         return Response(s.ReleaseSerializer(release_list(project=self.project), many=True).data)
 
-    @extend_schema(request=s.PublishSerializer, responses={201: s.ReleaseSerializer})
+    @extend_schema(
+        request=s.PublishSerializer,
+        responses={201: s.PublishedSerializer, 200: s.PublishedSerializer},
+        description="Publish the draft. 201 with the new release; 200 with the active release when the "
+        "draft is identical to it (nothing published). Review the draft first with GET releases/draft/ "
+        "and send its digest as draft_digest: a draft that moved since is refused (422).",
+    )
     def post(self, request: Request, project: str) -> Response:
         data = _valid(s.PublishSerializer, request.data)
-        release = releases.release_publish(
-            project=self.project, actor=request.user, options=releases.PublishOptions(notes=data["notes"])
+        release, created = releases.draft_publish(
+            project=self.project,
+            actor=request.user,
+            options=releases.PublishOptions(notes=data["notes"], draft_digest=data["draft_digest"]),
         )
-        return Response(s.ReleaseSerializer(release).data, status=status.HTTP_201_CREATED)
+        detail = (
+            f"release v{release.version} published and active"
+            if created
+            else f"the draft is identical to the active release v{release.version}: nothing published"
+        )
+        return Response(
+            {**s.ReleaseSerializer(release).data, "published": created, "detail": detail},
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+@extend_schema(parameters=[PROJECT])
+class DraftReviewView(ProjectScopedMixin, APIView):
+    """The draft against the active release: what publishing would change (admins)."""
+
+    @extend_schema(responses=s.DraftReviewSerializer)
+    def get(self, request: Request, project: str) -> Response:
+        if not self.access.can(Capability.PUBLISH):
+            raise Forbidden("only a project admin reviews the draft for publication")
+        review = releases.draft_review(project=self.project)
+        return Response(
+            {
+                "active_version": review.active.version if review.active else None,
+                "digest": review.digest,
+                "unchanged": review.unchanged,
+                "violations": [
+                    {"rule": v.rule, "message": v.message, "field": v.field} for v in review.violations
+                ],
+                "diff": asdict(review.diff),
+            }
+        )
 
 
 @extend_schema(parameters=[PROJECT, VERSION])

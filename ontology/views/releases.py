@@ -66,20 +66,49 @@ def release_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     return _releases_page(request, access)
 
 
-@project_view("POST")
+def _publish_page(
+    request: HttpRequest, access: ProjectAccess, *, status: int = 200, form: Any = None
+) -> HttpResponse:
+    review = releases.draft_review(project=access.project)
+    context = {
+        **draft_state(access),
+        "nav": "releases",
+        "review": review,
+        "publish_form": form or forms.PublishForm(initial={"draft_digest": review.digest}),
+        **_diff_context(access, review.diff),
+    }
+    return render_page(request, "ontology/release_publish.html", context, status=status)
+
+
+@project_view("GET", "POST")
 def release_publish(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
-    """Freeze the draft into a new active release (admins); the validator may refuse the draft."""
+    """GET: the draft against the active release — the full diff and the validator's refusals — with
+    the publish form (admins). POST: freeze the draft into a new active release; refused when the
+    draft is invalid or moved since the reviewed diff (``draft_digest``); a draft identical to the
+    active release publishes nothing and says so."""
     require_publish(access)
+    if request.method == "GET":
+        return _publish_page(request, access)
     form = forms.PublishForm(request.POST)
-    release = save_form(
+    published = save_form(
         form,
-        lambda d: releases.release_publish(
-            project=access.project, actor=request.user, options=releases.PublishOptions(notes=d["notes"])
+        lambda d: releases.draft_publish(
+            project=access.project,
+            actor=request.user,
+            options=releases.PublishOptions(notes=d["notes"], draft_digest=d.get("draft_digest") or ""),
         ),
     )
-    if release is None:
-        return _releases_page(request, access, status=REFUSED, publish_form=form)
-    messages.success(request, f"Release v{release.version} published and active.")
+    if published is None:
+        if request.htmx:
+            return _releases_page(request, access, status=REFUSED, publish_form=form)
+        return _publish_page(request, access, status=REFUSED, form=form)
+    release, created = published
+    if created:
+        messages.success(request, f"Release v{release.version} published and active.")
+    else:
+        messages.info(
+            request, f"The draft is identical to the active release v{release.version}: nothing to publish."
+        )
     if not request.htmx:
         return redirect(graph_url("release_list", access))
     return _releases_page(request, access)
@@ -117,18 +146,11 @@ def _against(request: HttpRequest, release: Release, versions: list[int]) -> int
     return max(older) if older else None
 
 
-@project_view("GET")
-def release_diff(request: HttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
-    """What changed between release ``version`` and ``?against=`` (default: the release before it)."""
-    release = releases.release_get(project=access.project, version=version)
-    versions = [r.version for r in releases_of(project=access.project)]
-    against = _against(request, release, versions)
-    diff = None
+def _diff_context(access: ProjectAccess, diff: releases.ReleaseDiff | None) -> dict[str, Any]:
+    """The diff grid's context: the diff, label names, a one-line summary and the node link prefix."""
     labels: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
-    if against is not None:
-        other = releases.release_get(project=access.project, version=against)
-        old, new = (other, release) if other.version < release.version else (release, other)
-        diff = releases.release_diff(old=old, new=new)
+    summary: list[str] = []
+    if diff is not None:
         changed = dict(diff.labels_changed)
         ids = {*diff.labels_added, *diff.labels_removed, *changed}
         names = dict(
@@ -139,8 +161,6 @@ def release_diff(request: HttpRequest, access: ProjectAccess, version: int) -> H
             "removed": [(i, names.get(i, ""), ()) for i in diff.labels_removed],
             "changed": [(i, names.get(i, ""), fields) for i, fields in diff.labels_changed],
         }
-    summary: list[str] = []
-    if diff is not None:
         parts = [
             (diff.labels_added, "label", "labels", "added"),
             (diff.labels_removed, "label", "labels", "removed"),
@@ -152,22 +172,44 @@ def release_diff(request: HttpRequest, access: ProjectAccess, version: int) -> H
             (diff.edges_removed, "edge", "edges", "removed"),
             (diff.edges_reweighted, "edge", "edges", "reweighted"),
             (diff.aliases_added, "alias", "aliases", "added"),
+            (diff.aliases_changed, "alias", "aliases", "redirected"),
+            (diff.aliases_removed, "alias", "aliases", "removed"),
+            (diff.clusters_changed, "cluster", "clusters", "changed"),
             (diff.policies_changed, "policy", "policies", "changed"),
             (diff.typologies_changed, "typology", "typologies", "changed"),
+            (diff.roles_changed, "role", "roles", "changed"),
         ]
         summary = [
             f"{len(items)} {one if len(items) == 1 else many} {verb}"
             for items, one, many, verb in parts
             if items
         ]
+        summary += ["incompatibilities changed"] if diff.incompatibilities_changed else []
+        summary += ["term distinctions changed"] if diff.distinct_terms_changed else []
+    return {
+        "diff": diff,
+        "labels": labels,
+        "summary": summary,
+        "node_url": graph_url("node_detail", access, "NODE").rsplit("NODE", 1)[0],
+    }
+
+
+@project_view("GET")
+def release_diff(request: HttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
+    """What changed between release ``version`` and ``?against=`` (default: the release before it)."""
+    release = releases.release_get(project=access.project, version=version)
+    versions = [r.version for r in releases_of(project=access.project)]
+    against = _against(request, release, versions)
+    diff = None
+    if against is not None:
+        other = releases.release_get(project=access.project, version=against)
+        old, new = (other, release) if other.version < release.version else (release, other)
+        diff = releases.release_diff(old=old, new=new)
     context = {
         "nav": "releases",
-        "summary": summary,
         "release": release,
         "against": against,
         "choices": [v for v in versions if v != version],
-        "diff": diff,
-        "labels": labels,
-        "node_url": graph_url("node_detail", access, "NODE").rsplit("NODE", 1)[0],
+        **_diff_context(access, diff),
     }
     return render_page(request, "ontology/release_diff.html", context)

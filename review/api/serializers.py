@@ -113,6 +113,10 @@ class ApprovalSerializer(serializers.Serializer):
     release = serializers.IntegerField(allow_null=True, help_text="version published (null: not applied now)")
     applied = serializers.ListField(child=serializers.IntegerField())
     failed = serializers.DictField(child=serializers.CharField(), help_text="proposal id → why it failed")
+    blocked = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="proposal id → the unpublished draft edits it collides with (still approved, not applied)",
+    )
     error = serializers.CharField(allow_blank=True)
 
 

@@ -167,6 +167,7 @@ class ProposalViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
                 "release": approval.release.version if approval.release else None,
                 "applied": approval.applied,
                 "failed": {str(k): v for k, v in approval.failed.items()},
+                "blocked": {str(k): v for k, v in approval.blocked.items()},
                 "error": approval.error,
             }
         ).data

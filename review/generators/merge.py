@@ -32,8 +32,8 @@ from arg_platform.errors import Violation
 from ontology.store.port import GraphData, NodeData
 
 from ..changeset import RISK_ORDER, AliasSet, EdgeAdd, NodeAttach, NodeContentSet, NodeStatusSet, Op
+from ..changeset_apply import ChangesetConflict, changeset_apply
 from ..integrity import ACTION_TYPES, integrity_violations
-from ..shadow import ChangesetConflict, apply_in_memory
 from .base import Candidate, GeneratorContext, unit
 
 NAME = "merge"
@@ -246,7 +246,7 @@ def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> C
     reason = f"merged by the offline loop into {survivor.node_id} (duplicate content and usage)"
     ops = merge_changeset(base.graph, survivor.node_id, duplicate.node_id, reason=reason)
     try:
-        applied = apply_in_memory(base.graph, base.documents, ops)
+        applied = changeset_apply(base.state, ops)
     except ChangesetConflict:
         return None
     violations = integrity_violations(base.graph, applied.graph, ops, documents=base.documents)

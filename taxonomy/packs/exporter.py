@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -12,15 +12,21 @@ from taxonomy.services import policy_as_data, typology_as_data
 
 from .reader import FORMAT
 
+if TYPE_CHECKING:
+    from ontology.store.port import GraphData
 
-def pack_export(*, project: Project) -> dict[str, Any]:
-    """The project's core knowledge and graph as a pack mapping (see docs/knowledge-pack-format.md)."""
+
+def pack_export(*, project: Project, graph: GraphData | None = None) -> dict[str, Any]:
+    """The project's core knowledge and graph as a pack mapping (see docs/knowledge-pack-format.md).
+
+    ``graph`` is the project's graph when the caller has just exported it from the store."""
     from memory.models import TermDistinction
     from ontology.pack_graph import alias_to_pack, edge_to_pack, node_to_pack
     from ontology.store import get_graph_store
 
     labels = Label.objects.filter(project=project).select_related("cluster", "parent").order_by("label_id")
-    graph = get_graph_store().export_graph(project.pk)
+    if graph is None:
+        graph = get_graph_store().export_graph(project.pk)
     return {
         "format": FORMAT,
         "project": {"slug": project.slug, "name": project.name, "description": project.description},

@@ -1,12 +1,13 @@
 """The task of the worker-kill drill: publish a release under a Job, exactly once.
 
-Loaded only by the drill's worker (``celery worker --include tests.faults.drill_tasks``). The publish
-hook registered here pauses one publication in its middle (after validation, embeddings and signals,
-before the release is written) when the drill has armed it, and names the paused process, so the
-drill can SIGKILL that pool process there. It also pauses the publication inside the review app's
-``review.proposal_apply`` task, which the second drill kills. Idempotency of the task below comes from
-the Job row: the release and the job's SUCCEEDED status are committed in one transaction, and a
-delivery that finds the job SUCCEEDED returns its result.
+Loaded only by the drill's worker (``celery worker --include tests.faults.drill_tasks``). The graph
+hook registered here (``GRAPH_HOOKS`` run in every freeze, of the draft or of parent + changesets)
+pauses one publication in its middle (after validation, embeddings and signals, before the release is
+written) when the drill has armed it, and names the paused process, so the drill can SIGKILL that pool
+process there. It also pauses the publication inside the review app's ``review.proposal_apply`` task,
+which the second drill kills. Idempotency of the task below comes from the Job row: the release and
+the job's SUCCEEDED status are committed in one transaction, and a delivery that finds the job
+SUCCEEDED returns its result.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from arg_platform.models import Job
-from ontology.releases import PUBLISH_HOOKS, PublishOptions, release_publish
+from ontology.releases import GRAPH_HOOKS, PublishOptions, release_publish
 
 logger = logging.getLogger("drill")
 
 
-def _pause_when_armed(documents: dict[str, Any], embedder: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _pause_when_armed(
+    arrays: Any, documents: dict[str, Any], embedder: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Publication step of the drill: when the drill has armed it, pause (once) to be killed here."""
     folder = Path(os.environ.get("ARG_DRILL_DIR", ""))
     try:
@@ -40,7 +43,7 @@ def _pause_when_armed(documents: dict[str, Any], embedder: Any) -> tuple[dict[st
 
 
 if os.environ.get("ARG_DRILL_DIR"):
-    PUBLISH_HOOKS.append(_pause_when_armed)
+    GRAPH_HOOKS.append(_pause_when_armed)
 
 
 @shared_task(name="drill.release_publish", bind=True, acks_late=True, reject_on_worker_lost=True)

@@ -165,3 +165,27 @@ def test_reviewer_and_client_cannot_write(tiny, people, api_as, token_client):
     assert api_as(people["reviewer"]).post(BASE + "nodes/", node, format="json").status_code == 403
     assert token_client(tiny).post(BASE + "nodes/", node, format="json").status_code == 403
     assert api_as(people["reviewer"]).get(BASE + "nodes/?source=draft").status_code == 200
+
+
+def test_the_draft_review_and_publication_through_the_api(tiny, people, api_as):
+    from ontology import services
+
+    admin, expert = api_as(people["admin"]), api_as(people["expert"])
+    assert admin.post(BASE + "releases/", {}, format="json").status_code == 201
+    services.node_update(project=tiny, actor=None, node_id="N-oos", changes={"handler": "python:x.y"})
+
+    assert expert.get(BASE + "releases/draft/").status_code == 403
+    review = admin.get(BASE + "releases/draft/").json()
+    assert review["active_version"] == 1 and review["unchanged"] is False and review["violations"] == []
+    assert review["diff"]["nodes_changed"] == [["N-oos", ["handler"]]]
+
+    moved = admin.post(BASE + "releases/", {"draft_digest": "0" * 64}, format="json")
+    assert moved.status_code == 400 and moved.json()["violations"][0]["rule"] == "release.draft_moved"
+    published = admin.post(BASE + "releases/", {"draft_digest": review["digest"]}, format="json")
+    assert published.status_code == 201
+    body = published.json()
+    assert (body["published"], body["version"], body["source"], body["parent_version"]) == (True, 2, "DRAFT", 1)
+    again = admin.post(BASE + "releases/", {}, format="json")
+    assert again.status_code == 200 and (again.json()["published"], again.json()["version"]) == (False, 2)
+    assert "nothing published" in again.json()["detail"]
+    assert admin.get(BASE + "releases/draft/").json()["unchanged"] is True

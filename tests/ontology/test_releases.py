@@ -11,7 +11,14 @@ import pytest
 
 from arg_platform.errors import RuleViolation
 from ontology.models import Release
-from ontology.releases import release_activate, release_diff, release_publish, release_snapshot
+from ontology.releases import (
+    PublishOptions,
+    draft_publish,
+    release_activate,
+    release_diff,
+    release_publish,
+    release_snapshot,
+)
 from ontology.snapshots import SnapshotRegistry, _Entry
 from ontology.store import get_graph_store
 from ontology.store.port import EdgeData
@@ -55,10 +62,28 @@ def test_publish_freezes_everything_under_a_version_and_checksum(tiny):
 
 def test_checksum_is_reproducible_for_the_same_draft(tiny):
     first = release_publish(project=tiny, actor=None)
-    second = release_publish(project=tiny, actor=None)
+    second = release_publish(project=tiny, actor=None, options=PublishOptions(force=True))
     assert second.version == 2
     assert second.checksum == first.checksum
+    assert second.content_digest == first.content_digest
     assert list(Release.objects.filter(project=tiny, is_active=True)) == [second]
+
+
+def test_publishing_a_draft_identical_to_the_active_release_is_a_no_op_that_says_so(tiny, make_user):
+    expert = make_user("e1")
+    first, created = draft_publish(project=tiny, actor=None)
+    assert created and (first.source, first.parent) == (Release.Source.DRAFT, None)
+    again, created = draft_publish(project=tiny, actor=None)
+    assert (again.pk, created) == (first.pk, False)
+    assert Release.objects.filter(project=tiny).count() == 1
+    # an edit makes the draft differ; undoing it makes it identical again
+    label = label_get(project=tiny, label_id="L00002")
+    label_update(label=label, actor=expert, name="Get an invoice PDF")
+    second, created = draft_publish(project=tiny, actor=None)
+    assert created and second.version == 2 and second.parent_id == first.pk
+    label_update(label=label_get(project=tiny, label_id="L00002"), actor=expert, name="Invoices")
+    label_update(label=label_get(project=tiny, label_id="L00002"), actor=expert, name="Get an invoice PDF")
+    assert draft_publish(project=tiny, actor=None) == (second, False)
 
 
 def test_expert_edits_go_to_the_draft_not_the_active_release(tiny, make_user):

@@ -119,6 +119,7 @@ def test_a_proposal_whose_publication_fails_leaves_the_draft_as_it_was(
 ) -> None:
     from ontology import releases
     from ontology.models import Release
+    from review import application
     from review.application import proposal_apply
     from review.changeset import EdgeSetWeight
     from taxonomy.packs import pack_import, pack_read
@@ -133,7 +134,7 @@ def test_a_proposal_whose_publication_fails_leaves_the_draft_as_it_was(
     def fail(**kwargs: Any) -> None:
         raise RuleViolation([])
 
-    monkeypatch.setattr(releases, "release_publish", fail)
+    monkeypatch.setattr(application, "release_store", fail)  # after the draft write, before the release
     with pytest.raises(RuleViolation):
         proposal_apply(proposal=proposal, actor=None)
 

@@ -509,6 +509,43 @@ def test_publishing_an_invalid_draft_shows_the_rules_and_creates_nothing(world):
     assert _state(world.project) == before
 
 
+def test_the_admin_reviews_the_draft_diff_and_publishes_exactly_what_was_shown(world):
+    release_publish(project=world.project, actor=world.admin)
+    admin = _client(world.admin)
+    services.node_update(
+        project=world.project, actor=world.expert, node_id="N-oos", changes={"title": "Out of scope (new)"}
+    )
+    page = admin.get(BASE + "releases/publish/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "1 node changed" in _text(html)
+    assert re.search(r'href="/p/tiny/graph/nodes/N-oos/".*?title', html, re.S)
+    digest = re.search(r'name="draft_digest" value="([0-9a-f]{64})"', html).group(1)
+    assert _client(world.expert).get(BASE + "releases/publish/").status_code == 403
+
+    # the draft moves after the admin looked: what they reviewed is no longer what would be published
+    services.node_update(
+        project=world.project, actor=world.expert, node_id="N-oos", changes={"chunk": "Changed after review."}
+    )
+    before = _state(world.project)
+    refused = admin.post(BASE + "releases/publish/", {"notes": "reviewed", "draft_digest": digest})
+    assert refused.status_code == 422
+    assert "release.draft_moved" in _form_errors(refused.content.decode())
+    assert _state(world.project) == before and Release.objects.filter(project=world.project).count() == 1
+
+    digest = re.search(
+        r'name="draft_digest" value="([0-9a-f]{64})"', admin.get(BASE + "releases/publish/").content.decode()
+    ).group(1)
+    assert admin.post(BASE + "releases/publish/", {"notes": "ok", "draft_digest": digest}).status_code == 302
+    assert Release.objects.get(project=world.project, is_active=True).version == 2
+
+    # now the draft is the active release: the page says so, and publishing again creates nothing
+    assert "identical to the active release v2" in _text(admin.get(BASE + "releases/publish/").content.decode())
+    again = admin.post(BASE + "releases/publish/", {"notes": "again"}, follow=True)
+    assert "nothing to publish" in _text(again.content.decode())
+    assert Release.objects.filter(project=world.project).count() == 2
+
+
 # --- the picture's layout, on its own -------------------------------------------------------------
 
 

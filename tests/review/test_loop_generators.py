@@ -183,9 +183,9 @@ GUARDED = GraphData(
 
 
 def _apply(graph: GraphData, ops: tuple) -> GraphData:
-    from review.shadow import apply_in_memory
+    from review.changeset_apply import KnowledgeState, changeset_apply
 
-    return apply_in_memory(graph, {"labels": []}, ops).graph
+    return changeset_apply(KnowledgeState(graph, {"labels": []}), ops).graph
 
 
 def test_integrity_refuses_a_shortcut_around_a_required_check():

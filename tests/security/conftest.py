@@ -13,14 +13,15 @@ SMALL_PACK = Path(__file__).resolve().parents[1] / "taxonomy" / "fixtures" / "sm
 
 @pytest.fixture
 def world(make_user: Any) -> dict[str, Any]:
-    from ontology.releases import release_publish
+    from ontology.releases import PublishOptions, release_publish
     from projects.services import api_token_create
     from taxonomy.models import LabelIncompatibility, Role
     from taxonomy.packs import pack_import, pack_read
 
     project = pack_import(pack_read(SMALL_PACK)).project
     release_publish(project=project, actor=None)
-    release_publish(project=project, actor=None)  # v2, so that release diffs have something to compare
+    # v2, so that release diffs have something to compare
+    release_publish(project=project, actor=None, options=PublishOptions(force=True))
     people = {role: make_user(f"{role}-user", role, project) for role in ("expert", "reviewer", "admin")}
     role = Role.objects.get(project=project, key="customer")
     token, key = api_token_create(project=project, name="client-app", role=role)

@@ -90,6 +90,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "edge": {"POST": API_CURATE, "PATCH": API_CURATE, "DELETE": API_CURATE},
     "alias": {"POST": API_CURATE},
     "release-list": {"GET": API_READ, "POST": API_PUBLISH},
+    "release-draft": {"GET": API_PUBLISH},
     "release-detail": {"GET": API_READ},
     "release-activate": {"POST": API_PUBLISH},
     "release-diff": {"GET": API_READ},
@@ -130,7 +131,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "graph:edge_remove": {"POST": UI_CURATE},
     "graph:edge_targets": {"GET": UI_READ},
     "graph:release_list": {"GET": UI_READ},
-    "graph:release_publish": {"POST": UI_PUBLISH},
+    "graph:release_publish": {"GET": UI_PUBLISH, "POST": UI_PUBLISH},
     "graph:release_activate": {"POST": UI_PUBLISH},
     "graph:release_diff": {"GET": UI_READ},
     # web UI: traces and the metrics dashboard

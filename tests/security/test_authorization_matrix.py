@@ -16,7 +16,6 @@ import pytest
 from django.urls import resolve
 
 from ontology.store.unit_of_work import graph_atomic
-
 from tests.security import matrix
 from tests.security.matrix import (
     ACTORS,

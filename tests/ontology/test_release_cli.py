@@ -21,6 +21,11 @@ def test_publish_and_activate_from_the_cli():
     out = StringIO()
     call_command("publish_release", "tiny", "--notes", "first", stdout=out)
     assert "release v1 active — 3 nodes, 1 edges" in out.getvalue()
+    again = StringIO()
+    call_command("publish_release", "tiny", stdout=again)
+    assert "identical to the active release v1: nothing to publish" in again.getvalue()
+    assert Release.objects.filter(project=tiny).count() == 1
+    Label.objects.filter(project=tiny, label_id="L00002").update(name="Get an invoice PDF")
     call_command("publish_release", "tiny", stdout=StringIO())
     call_command("activate_release", "tiny", "1", "--reason", "rollback", stdout=out)
     assert Release.objects.get(project=tiny, is_active=True).version == 1

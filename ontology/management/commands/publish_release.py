@@ -1,4 +1,5 @@
-"""``manage.py publish_release SLUG`` — freeze the project's draft into a new active release."""
+"""``manage.py publish_release SLUG`` — freeze the project's draft into a new active release (a draft
+identical to the active release publishes nothing and says so)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from arg_platform.errors import RuleViolation
-from ontology.releases import PublishOptions, release_publish
+from ontology.releases import PublishOptions, draft_publish
 from projects.models import Project
 
 
@@ -24,12 +25,15 @@ class Command(BaseCommand):
             raise CommandError(f"project {options['project']!r} not found")
         self.stdout.write(f"Publishing {project.slug} … (validate, export, embed, analytics, bundle)")
         try:
-            release = release_publish(
+            release, created = draft_publish(
                 project=project, actor=None, options=PublishOptions(notes=options["notes"])
             )
         except RuleViolation as exc:
             lines = [f"  [{v.rule}] {v.message}" for v in exc.violations]
             raise CommandError("the draft cannot be published:\n" + "\n".join(lines)) from exc
+        if not created:
+            self.stdout.write(f"the draft is identical to the active release v{release.version}: nothing to publish")
+            return
         timings = ", ".join(f"{k} {v:.2f}s" for k, v in release.timings.items() if k.endswith("_s"))
         self.stdout.write(
             self.style.SUCCESS(

@@ -102,7 +102,9 @@ PublishHook = Callable[[dict[str, Any], Any], tuple[dict[str, np.ndarray], dict[
 PUBLISH_HOOKS: list[PublishHook] = []
 """Steps other apps add to publication (e.g. the inference app trains its distilled label classifier):
 each gets the release documents and the embedder and returns extra matrices and documents to freeze.
-Apps register them in ``AppConfig.ready`` so the ontology app never imports them."""
+They must depend on the taxonomy only: a release built on a parent re-runs them only when its label
+index changed (and keeps the parent's results otherwise). Apps register them in ``AppConfig.ready`` so
+the ontology app never imports them."""
 
 EncoderHook = Callable[[dict[str, Any], Any], "tuple[Any, dict[str, Any]] | None"]
 ENCODER_HOOKS: list[EncoderHook] = []

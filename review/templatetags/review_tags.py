@@ -77,3 +77,16 @@ def review_badge(access: Any) -> int:
     if access is None:
         return 0
     return notifications.review_badge_count(access=access)
+
+
+@register.simple_tag
+def review_inbox(access: Any) -> dict[str, int]:
+    """What the nav badge adds up, per review list: ``proposals``, ``silent`` and ``merges`` (empty for
+    people who do not review), so each tab shows its share of the badge."""
+    from projects.access import Capability
+
+    from .. import notifications
+
+    if access is None or not access.can(Capability.REVIEW):
+        return {}
+    return notifications.review_inbox_counts(project=access.project)

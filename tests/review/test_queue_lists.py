@@ -202,5 +202,10 @@ def test_the_badge_and_inbox_count_everything_awaiting_review(client, api_as, ti
     assert badge is not None and badge.group(1) == "3"  # one proposal + two sampled silent successes
     inbox = api_as(user("rob-reviewer")).get("/api/v1/projects/tiny/review/inbox/").json()
     assert inbox == {"proposals": 1, "silent": 2, "merges": 0}
+    # the review lists' tabs show the badge's parts, so the queue and the badge count the same things
+    queue = reviewer.get("/p/tiny/review/").content.decode()
+    tabs = dict(re.findall(r'id="tab-(\w+)"[^>]*>[^<]*<span class="count">(\d+)</span>', queue))
+    assert tabs == {"proposals": "1", "silent": "2", "merges": "0"}
+    assert sum(int(n) for n in tabs.values()) == int(badge.group(1))
     client.force_login(user("erin-expert"))
     assert 'id="review-badge"' not in client.get("/p/tiny/taxonomy/").content.decode()

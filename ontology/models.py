@@ -208,6 +208,9 @@ class Release(models.Model):
         return f"{self.project_id} v{self.version}{' (active)' if self.is_active else ''}"
 
 
+RELEASE_SOURCE_CHOICES = Release.Source.choices  # named for the OpenAPI schema (ENUM_NAME_OVERRIDES)
+
+
 class ReleaseBundle(models.Model):
     """The frozen content of a release: one ``.npz`` blob (graph columns, matrices, JSON documents)."""
 

@@ -195,6 +195,7 @@ SPECTACULAR_SETTINGS = {
         "EdgeTypeEnum": "ontology.domain.EDGE_TYPE_CHOICES",
         "ProposalKindEnum": "review.models.ProposalKind.choices",
         "ProposalStatusEnum": "review.models.ProposalStatus.choices",
+        "ReleaseSourceEnum": "ontology.models.RELEASE_SOURCE_CHOICES",
     },
 }
 

@@ -105,8 +105,9 @@ def test_admin_publishes_then_rolls_back_and_the_active_badge_moves(ui, login, l
     page.goto(f"{live_server.url}/p/tiny/graph/releases/")
     expect(page.get_by_role("heading", name="No release yet")).to_be_visible()
 
-    # When the admin publishes the draft,
-    page.get_by_text("Publish the draft as a new release").click()
+    # When the admin reviews the draft (everything is new) and publishes it,
+    page.locator("#review-draft").click()
+    expect(page.locator("#diff-summary")).to_contain_text("3 nodes added")
     page.get_by_label("Release notes").fill("first cut")
     page.get_by_role("button", name="Publish release").click()
 
@@ -118,7 +119,8 @@ def test_admin_publishes_then_rolls_back_and_the_active_badge_moves(ui, login, l
     services.edge_add(project=tiny, actor=None, edge=EdgeData("N-resend-invoice", "N-oos", "RELATED_TO", 0.2))
     page.reload()
     expect(page.locator("#draft-banner")).to_contain_text("differs from the active release v1")
-    page.get_by_text("Publish the draft as a new release").click()
+    page.locator("#review-draft").click()
+    expect(page.locator("#diff-edges")).to_contain_text("N-resend-invoice")
     page.get_by_label("Release notes").fill("related topics")
     page.get_by_role("button", name="Publish release").click()
     expect(page.locator("#release-v2 .active-badge")).to_be_visible(timeout=PUBLISH_TIMEOUT)

@@ -24,9 +24,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from arg_platform.audit import audit_record
+from arg_platform.embedder import get_embedder
 from arg_platform.errors import NotFound, RuleViolation, Violation
 from projects.models import Project
+from taxonomy.packs import PackDocument, pack_export
+from taxonomy.packs.importer import pack_validate
 
+from .analytics import compute_structural_signals, default_backend, signals_to_json
 from .graph_arrays import (
     GraphArrays,
     arrays_to_graph,
@@ -37,6 +41,7 @@ from .graph_arrays import (
     graph_to_arrays,
 )
 from .models import Release, ReleaseBundle
+from .pack_graph import alias_to_pack, edge_to_pack, node_to_pack
 from .snapshot import GraphSnapshot, snapshot_build
 from .snapshots import registry
 from .store import get_graph_store
@@ -51,11 +56,6 @@ def node_texts(arrays: GraphArrays) -> list[str]:
 def knowledge_violations(graph: GraphData, documents: dict[str, Any]) -> list[Violation]:
     """Every rule a pack import must pass, checked on a knowledge state (the draft, or a release's
     parent + changesets) — what publication refuses."""
-    from taxonomy.packs.importer import pack_validate
-    from taxonomy.packs.reader import PackDocument
-
-    from .pack_graph import alias_to_pack, edge_to_pack, node_to_pack
-
     pack = {
         **{k: v for k, v in documents.items() if k in ("format", "project", *KNOWLEDGE_DOCUMENTS)},
         "nodes": [node_to_pack(n) for n in graph.nodes],
@@ -167,8 +167,6 @@ def knowledge_digest(graph: GraphData, documents: dict[str, Any]) -> str:
     """SHA-256 of what a release is built from: the graph (without stored embeddings), the
     ``KNOWLEDGE_DOCUMENTS`` and the ``CONTEXT_HOOKS`` documents. Two states with the same digest
     publish the same release content."""
-    from .pack_graph import alias_to_pack, edge_to_pack, node_to_pack
-
     content = {
         "nodes": [
             node_to_pack(replace(n, embedding=None)) for n in sorted(graph.nodes, key=lambda n: n.node_id)
@@ -188,8 +186,6 @@ def knowledge_digest(graph: GraphData, documents: dict[str, Any]) -> str:
 
 def draft_state(project: Project) -> tuple[GraphData, dict[str, Any]]:
     """The project's draft as data: the graph store's graph and the pack documents."""
-    from taxonomy.packs import pack_export
-
     graph = get_graph_store().export_graph(project.pk)
     documents = pack_export(project=project, graph=graph)
     for key in ("nodes", "edges", "aliases"):
@@ -323,8 +319,6 @@ def release_freeze(
 
     t = time.perf_counter()
     if encoder is None:
-        from arg_platform.embedder import get_embedder
-
         encoder = get_embedder()
     if parent is None:
         for encoder_hook in ENCODER_HOOKS:
@@ -352,8 +346,6 @@ def release_freeze(
     t = time.perf_counter()
     documents.pop("signals", None)
     if compute_signals and arrays.node_count:
-        from .analytics import compute_structural_signals, signals_to_json
-
         signals = json.loads(
             signals_to_json(
                 compute_structural_signals(graph, backend=signals_backend, project_id=project_id)  # type: ignore[arg-type]
@@ -487,8 +479,6 @@ def draft_publish(
             Release.objects.filter(pk=active.pk).update(knowledge_revision=revision)
             active.knowledge_revision = revision
         return active, False
-    from .analytics import default_backend
-
     frozen = release_freeze(
         project_id=project.pk,
         graph=graph,

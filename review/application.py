@@ -44,9 +44,20 @@ from arg_platform.audit import audit_record
 from arg_platform.errors import DomainError, RuleViolation, Violation
 from ontology.models import Release
 from ontology.releases import draft_state, knowledge_digest, knowledge_validate, release_active, release_store
+from ontology.services import (
+    alias_add,
+    edge_add,
+    edge_remove,
+    edge_update,
+    node_create,
+    node_set_status,
+    node_update,
+)
 from ontology.store.port import GraphData
 from ontology.store.unit_of_work import graph_atomic, graph_savepoint
 from projects.models import Project
+from taxonomy.models import Label
+from taxonomy.services import label_create, label_set_status, next_label_id
 
 from .changeset import changeset_load
 from .changeset_apply import (
@@ -95,8 +106,6 @@ def _user(actor: Any) -> Any:
 
 
 def _write_label_created(project: Project, actor: Any, effect: LabelCreated, reason: str) -> None:
-    from taxonomy.services import label_create, label_set_status
-
     record = effect.record
     label = label_create(
         project=project,
@@ -116,36 +125,25 @@ def _write_label_created(project: Project, actor: Any, effect: LabelCreated, rea
 
 
 def _write_label_status(project: Project, actor: Any, effect: LabelStatusChanged, reason: str) -> None:
-    from taxonomy.models import Label
-    from taxonomy.services import label_set_status
-
     label = Label.objects.get(project=project, label_id=effect.label_id)
     label_set_status(label=label, actor=actor, status=effect.status, reason=effect.reason)
 
 
 def _write_node_created(project: Project, actor: Any, effect: NodeCreated, reason: str) -> None:
-    from ontology.services import node_create
-
     node_create(project=project, actor=actor, node=effect.node)
 
 
 def _write_node_changed(project: Project, actor: Any, effect: NodeChanged, reason: str) -> None:
-    from ontology.services import node_update
-
     node_update(project=project, actor=actor, node_id=effect.node_id, changes=effect.changes)
 
 
 def _write_node_status(project: Project, actor: Any, effect: NodeStatusChanged, reason: str) -> None:
-    from ontology.services import node_set_status
-
     node_set_status(
         project=project, actor=actor, node_id=effect.node_id, status=effect.status, reason=effect.reason
     )
 
 
 def _write_edge_put(project: Project, actor: Any, effect: EdgePut, reason: str) -> None:
-    from ontology.services import edge_add, edge_update
-
     edge = effect.edge
     if not effect.existed:
         edge_add(project=project, actor=actor, edge=edge)
@@ -162,15 +160,11 @@ def _write_edge_put(project: Project, actor: Any, effect: EdgePut, reason: str) 
 
 
 def _write_edge_deleted(project: Project, actor: Any, effect: EdgeDeleted, reason: str) -> None:
-    from ontology.services import edge_remove
-
     source, target, type_ = effect.key
     edge_remove(project=project, actor=actor, source=source, target=target, type=type_, reason=effect.reason)
 
 
 def _write_alias_put(project: Project, actor: Any, effect: AliasPut, reason: str) -> None:
-    from ontology.services import alias_add
-
     alias_add(project=project, actor=actor, alias=effect.alias)
 
 
@@ -258,16 +252,19 @@ def changeset_apply_both(
     return BothApplied(on_release=on_release, on_draft=on_draft)
 
 
-def draft_conflicts(*, proposal: Proposal) -> str:
-    """Why applying ``proposal`` now would be refused because of the draft ('' when it would not be)."""
+def draft_conflicts(*, proposal: Proposal, draft: KnowledgeState | None = None) -> str:
+    """Why applying ``proposal`` now would be refused because of the draft ('' when it would not be).
+
+    ``draft`` is the draft's state when the caller has already read it (the proposal page's preview)."""
     active = release_active(project_id=proposal.project_id)
     if active is None:
         return ""
-    graph, documents = draft_state(proposal.project)
+    if draft is None:
+        draft = KnowledgeState(*draft_state(proposal.project))
     try:
         changeset_apply_both(
             release=BaseRelease.load(active).state,
-            draft=KnowledgeState(graph, documents),
+            draft=draft,
             ops=changeset_load(proposal.changeset),
             reason="",
         )
@@ -319,8 +316,6 @@ class _Publication:
     """Changesets applied one after another to the active release's state and to the draft."""
 
     def __init__(self, project: Project) -> None:
-        from taxonomy.services import next_label_id
-
         active = release_active(project_id=project.pk)
         if active is None:
             raise RuleViolation(

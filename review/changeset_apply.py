@@ -158,17 +158,6 @@ class Applied:
     def taxonomy_changed(self) -> bool:
         return any(isinstance(e, LabelCreated | LabelStatusChanged) for e in self.effects)
 
-    @property
-    def changed_nodes(self) -> set[str]:
-        """Nodes whose embedded text (title, chunk) is new or rewritten."""
-        out = {e.node.node_id for e in self.effects if isinstance(e, NodeCreated)}
-        out |= {
-            e.node_id
-            for e in self.effects
-            if isinstance(e, NodeChanged) and {"title", "chunk"} & set(e.changes)
-        }
-        return out
-
 
 def _unique(values: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arg_platform.errors import RuleViolation, Violation
-from ontology.store import get_graph_store
+from ontology.releases import draft_state
 from ontology.store.port import EdgeData, GraphData, NodeData
 from projects.models import Project
 
@@ -152,14 +152,6 @@ class ChangesetPreview:
             for node_id in sorted(op.nodes()):
                 seen.setdefault(node_id, None)
         return list(seen)
-
-
-def draft_documents(project: Project) -> dict[str, Any]:
-    """The draft's taxonomy and policy documents, in the release/pack shape the shadow expects."""
-    from taxonomy.packs import pack_export
-
-    pack = pack_export(project=project)
-    return {k: pack[k] for k in ("labels", "clusters", "policies", "incompatibilities") if k in pack}
 
 
 def _node_fields(node: NodeData) -> dict[str, Any]:
@@ -350,8 +342,7 @@ def changeset_preview(
         preview.load_error = exc
         return preview
     if base is None:
-        preview.before = get_graph_store().export_graph(project.pk)
-        preview.documents = draft_documents(project)
+        preview.before, preview.documents = draft_state(project)
     else:
         preview.before, preview.documents = base
     preview.label_names = {label["id"]: label["name"] for label in preview.documents.get("labels", [])}

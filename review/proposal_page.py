@@ -27,6 +27,7 @@ from projects.access import Capability, ProjectAccess
 
 from . import forms
 from .application import APPLICABLE, draft_conflicts
+from .changeset_apply import KnowledgeState
 from .filtersets import DECIDABLE_STATUSES
 from .models import Proposal, ProposalStatus
 from .preview import ChangesetPreview, changeset_preview, neighbourhood_of, release_state
@@ -224,7 +225,9 @@ def proposal_context(access: ProjectAccess, proposal: Proposal, **bound: Any) ->
     return {
         "nav": "review",
         "proposal": proposal,
-        "draft_conflict": draft_conflicts(proposal=proposal) if pending and preview.applies else "",
+        "draft_conflict": draft_conflicts(proposal=proposal, draft=KnowledgeState(preview.before, preview.documents))
+        if pending and preview.applies
+        else "",
         "preview": preview,
         "compared_with": compared_with,
         "pictures": pictures,

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from arg_platform.errors import Violation
+from inference.encoder_finetune import encoder_for_documents
 from ontology.graph_arrays import GraphArrays, arrays_to_graph, bundle_load
-from ontology.releases import FrozenRelease, release_freeze
+from ontology.releases import FrozenRelease, release_freeze, release_snapshot
 from ontology.snapshot import GraphSnapshot
 from ontology.store.port import GraphData, NodeData
 from ontology.validator import validate_graph
@@ -59,8 +60,6 @@ class BaseRelease:
 
     @cached_property
     def snapshot(self) -> GraphSnapshot:
-        from ontology.releases import release_snapshot
-
         return release_snapshot(release=self.release)
 
     @classmethod
@@ -104,8 +103,6 @@ class Shadow:
 
 def shadow_freeze(base: BaseRelease, applied: Applied) -> FrozenRelease:
     """Freeze ``applied`` (a changeset applied to ``base.state``) with ``base`` as parent."""
-    from inference.encoder_finetune import encoder_for_documents
-
     return release_freeze(
         project_id=base.release.project_id,
         graph=applied.graph,

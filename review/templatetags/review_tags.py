@@ -7,6 +7,8 @@ from typing import Any
 
 from django import template
 
+from projects.access import Capability
+
 register = template.Library()
 
 SUMMARY_FIELDS = (
@@ -83,8 +85,6 @@ def review_badge(access: Any) -> int:
 def review_inbox(access: Any) -> dict[str, int]:
     """What the nav badge adds up, per review list: ``proposals``, ``silent`` and ``merges`` (empty for
     people who do not review), so each tab shows its share of the badge."""
-    from projects.access import Capability
-
     from .. import notifications
 
     if access is None or not access.can(Capability.REVIEW):

@@ -192,6 +192,14 @@ class Release(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    job = models.OneToOneField(
+        "arg_platform.Job",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="release",
+        help_text="the job that published it (a retried job finds its release here and publishes once)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     activated_at = models.DateTimeField(null=True, blank=True)
 

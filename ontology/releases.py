@@ -149,6 +149,8 @@ class PublishOptions:
     extra_documents: dict[str, Any] = field(default_factory=dict)
     force: bool = False  # publish even a draft identical to the active release (benchmarks time it)
     draft_digest: str = ""  # the digest of the draft the admin reviewed (``draft_review``): it must still be
+    job_id: int | None = None  # the job publishing it (``Release.job``: a retried job publishes once)
+    progress: Callable[[float, str], None] | None = None  # ``progress(fraction, stage)`` as it goes
 
 
 KNOWLEDGE_DOCUMENTS = (
@@ -292,6 +294,7 @@ def release_freeze(
     signals_backend: str = "networkx",
     node_embeddings: np.ndarray | None = None,
     compute_signals: bool = True,
+    progress: Callable[[float, str], None] | None = None,
 ) -> FrozenRelease:
     """Freeze a knowledge state into a release's content — the one function every release is built by.
 
@@ -305,7 +308,9 @@ def release_freeze(
 
     The label index, the structural signals (``signals_backend``: ``gds`` reads the project's graph in
     the store, so only a draft publication may ask for it) and the ``GRAPH_HOOKS`` are always rebuilt.
+    ``progress(fraction, stage)`` hears of each stage as it starts (fractions of the freeze).
     """
+    report = progress or (lambda fraction, stage: None)
     timings: dict[str, float] = {}
     if parent is not None:  # the parent's derived documents, the state's curated ones
         curated = ("format", "project", *KNOWLEDGE_DOCUMENTS)
@@ -318,6 +323,7 @@ def release_freeze(
     matrices: dict[str, np.ndarray] = dict(parent.matrices) if parent is not None else {}
 
     t = time.perf_counter()
+    report(0.0, "text encoder (fine-tuned when the labels ask for it)")
     if encoder is None:
         encoder = get_embedder()
     if parent is None:
@@ -331,6 +337,7 @@ def release_freeze(
     timings["encoder_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    report(0.3, f"embedding {arrays.node_count} nodes and the labels")
     if node_embeddings is not None:
         matrices["node_embeddings"] = node_embeddings
     elif parent is not None:
@@ -344,6 +351,7 @@ def release_freeze(
     timings["embed_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    report(0.6, f"structural signals ({signals_backend})")
     documents.pop("signals", None)
     if compute_signals and arrays.node_count:
         signals = json.loads(
@@ -359,6 +367,7 @@ def release_freeze(
     timings["signals_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    report(0.8, "label classifier and release indexes")
     if labels_changed:
         for hook in PUBLISH_HOOKS:
             extra_matrices, extra_documents = hook(documents, encoder)
@@ -391,11 +400,13 @@ def release_store(
     notes: str = "",
     knowledge_revision: int = 0,
     timings: dict[str, float] | None = None,
+    job_id: int | None = None,
 ) -> Release:
     """Store ``frozen`` as the project's next version and make it the active release (one transaction).
 
     ``source`` says what it froze (``Release.Source``): the expert draft, or ``parent`` + the approved
     changesets. ``knowledge_revision`` is the draft revision whose content the release equals (0: none).
+    ``job_id`` is the job publishing it, recorded in the same transaction (``Release.job``).
     """
     t = time.perf_counter()
     checksum = frozen.checksum
@@ -416,6 +427,7 @@ def release_store(
             knowledge_revision=knowledge_revision,
             notes=notes[:500],
             created_by=actor if getattr(actor, "pk", None) else None,
+            job_id=job_id,
             activated_at=timezone.now(),
             counts={
                 "nodes": frozen.arrays.node_count,
@@ -454,7 +466,9 @@ def draft_publish(
     release's is not published again: ``(active release, False)`` — unless ``options.force``.
     """
     options = options or PublishOptions()
+    report = options.progress or (lambda fraction, stage: None)
     started = time.perf_counter()
+    report(0.0, "reading and validating the draft")
     project.refresh_from_db(fields=["knowledge_revision"])
     revision = project.knowledge_revision
     graph, documents = draft_state(project)
@@ -486,7 +500,9 @@ def draft_publish(
         signals_backend=default_backend(),
         node_embeddings=options.node_embeddings,
         compute_signals=options.compute_signals,
+        progress=lambda fraction, stage: report(0.1 + 0.8 * fraction, stage),
     )
+    report(0.9, f"storing the release ({frozen.arrays.node_count} nodes)")
     release = release_store(
         project=project,
         actor=actor,
@@ -496,6 +512,7 @@ def draft_publish(
         notes=options.notes,
         knowledge_revision=revision,
         timings={"validate_s": validate_s, "export_s": export_s},
+        job_id=options.job_id,
     )
     release.timings["total_s"] = round(time.perf_counter() - started, 4)
     Release.objects.filter(pk=release.pk).update(timings=release.timings)

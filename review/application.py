@@ -359,7 +359,7 @@ class _Publication:
         self.draft_state = both.on_draft.state
         return both.on_draft
 
-    def publish(self, actor: Any, notes: str) -> Release:
+    def publish(self, actor: Any, notes: str, job_id: int | None = None) -> Release:
         """Freeze the release's state with the active release as parent and make it active."""
         state = self.release_state
         knowledge_validate(state.graph, state.documents)
@@ -374,6 +374,7 @@ class _Publication:
             parent=self.parent.release,
             notes=notes,
             knowledge_revision=self.project.knowledge_revision if same_as_draft else 0,
+            job_id=job_id,
         )
 
 
@@ -454,14 +455,16 @@ class BatchResult:
     already: list[int] = field(default_factory=list)
 
 
-def proposals_apply(*, project: Project, proposal_ids: Sequence[int], actor: Any, notes: str) -> BatchResult:
+def proposals_apply(
+    *, project: Project, proposal_ids: Sequence[int], actor: Any, notes: str, job_id: int | None = None
+) -> BatchResult:
     """Apply several accepted proposals of one project under **one** publication (the nightly auto-commit).
 
     Each changeset runs in its own savepoint: a proposal that fails (conflict, validators, integrity) is
     rolled back alone and marked FAILED; one that collides with unpublished draft edits is rolled back
     and left as it is (``blocked``); the others are applied in order and published together as one
     release (active release + their changesets). Already APPLIED proposals are skipped, so a retried task
-    publishes nothing twice.
+    publishes nothing twice. ``job_id`` is the job applying them (recorded on the release).
     """
     result = BatchResult(release=None)
     with graph_atomic():
@@ -495,7 +498,7 @@ def proposals_apply(*, project: Project, proposal_ids: Sequence[int], actor: Any
                 _decide(locked, ProposalDecision.Action.APPLY, actor, before, exc.message)
                 result.failed[proposal_id] = exc.message
         if applied and publication is not None:
-            release = publication.publish(actor, notes)
+            release = publication.publish(actor, notes, job_id)
             for proposal_id, (locked, on_draft) in applied.items():
                 _finish(locked, actor, release, on_draft)
                 result.applied.append(proposal_id)

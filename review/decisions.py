@@ -213,7 +213,9 @@ class Approval:
 
 
 @transaction.atomic
-def _mark_approved(proposal: Proposal, actor: Any, reason: str, apply_now: bool) -> Proposal:
+def proposal_mark_approved(*, proposal: Proposal, actor: Any, reason: str, mode: str) -> Proposal:
+    """APPROVED, after checking the changeset against the draft; ``mode`` ("now" or "batch") is recorded
+    with the decision. Applying it is the caller's business (``proposal_approve``, the apply job)."""
     proposal = _lock(proposal)
     _require_open(proposal, "approved")
     changeset_preview(project=proposal.project, changeset=proposal.changeset).raise_if_problems()
@@ -225,7 +227,7 @@ def _mark_approved(proposal: Proposal, actor: Any, reason: str, apply_now: bool)
         actor=actor,
         status_before=before,
         reason=reason,
-        changes={"mode": "now" if apply_now else "batch"},
+        changes={"mode": mode},
     )
     return proposal
 
@@ -239,7 +241,9 @@ def proposal_approve(*, proposal: Proposal, actor: Any, reason: str = "", apply_
     FAILED with the reason (``Approval.failed``) and the draft and releases are unchanged.
     """
     reason = (reason or "").strip()[:REASON_MAX]
-    proposal = _mark_approved(proposal, actor, reason, apply_now)
+    proposal = proposal_mark_approved(
+        proposal=proposal, actor=actor, reason=reason, mode="now" if apply_now else "batch"
+    )
     if not apply_now:
         return Approval(proposal=proposal)
     result = proposals_apply_approved(project=proposal.project, actor=actor, first=proposal)
@@ -247,11 +251,14 @@ def proposal_approve(*, proposal: Proposal, actor: Any, reason: str = "", apply_
     return result
 
 
-def proposals_apply_approved(*, project: Project, actor: Any, first: Proposal | None = None) -> Approval:
+def proposals_apply_approved(
+    *, project: Project, actor: Any, first: Proposal | None = None, job_id: int | None = None
+) -> Approval:
     """Apply every APPROVED proposal of ``project`` (oldest approval first) and publish one release.
 
     This is how batched approvals reach a release: the next *apply now* or the queue's "publish approved"
     button includes them. Returns what happened (``Approval.proposal`` is ``first`` or the first applied).
+    ``job_id`` is the job doing it (``review.apply_jobs``), recorded on the release it publishes.
     """
     from .application import proposals_apply
 
@@ -268,7 +275,11 @@ def proposals_apply_approved(*, project: Project, actor: Any, first: Proposal | 
     titles = ", ".join(f"#{pk}" for pk in ids)
     try:
         batch = proposals_apply(
-            project=project, proposal_ids=ids, actor=actor, notes=f"reviewed proposals {titles}"
+            project=project,
+            proposal_ids=ids,
+            actor=actor,
+            notes=f"reviewed proposals {titles}",
+            job_id=job_id,
         )
     except DomainError as exc:
         subject = first or Proposal.objects.get(pk=ids[0])

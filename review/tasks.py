@@ -8,8 +8,8 @@
   its step (``review.loop``), writes progress and log lines to the run's Job row (the UI polls it), and
   queues the next step with ``transaction.on_commit``. A step already done is skipped (a retried or
   duplicated message applies once) and only the message that did the step queues the next one;
-* ``proposal_apply_task`` — applies one APPROVED proposal (the review queue's approve action can queue
-  it): ``proposal_apply`` is idempotent, so a retry publishes once.
+* ``proposals_apply_task`` — the job of "approve now" and "publish approved" (``review.apply_jobs``):
+  applies every APPROVED proposal and publishes one release, once per job.
 
 Retry policy: a domain refusal fails the run at once; an unexpected error is retried twice (30 s apart)
 before the run is marked FAILED.
@@ -25,8 +25,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from arg_platform.errors import DomainError
+from arg_platform.jobs import job_execute
 from arg_platform.models import Job
 
+from .apply_jobs import apply_job_work
 from .loop import STEP_FUNCTIONS, STEPS, job_progress, offline_run_finish, offline_run_get_or_open
 from .models import OfflineRun
 
@@ -140,20 +142,15 @@ def offline_nightly_task() -> list[int]:
     return opened
 
 
-@shared_task(name="review.proposal_apply", bind=True, acks_late=True, max_retries=3)
-def proposal_apply_task(self: Any, proposal_id: int, actor_id: int | None = None) -> dict[str, Any]:
-    """Apply one APPROVED proposal and publish (idempotent: a retried message publishes once)."""
-    from django.contrib.auth import get_user_model
-
-    from .application import proposal_apply
-    from .models import Proposal
-
-    proposal = Proposal.objects.filter(pk=proposal_id).first()
-    if proposal is None:
-        return {"skipped": "no such proposal"}
-    actor = get_user_model().objects.filter(pk=actor_id).first() if actor_id else None
+@shared_task(
+    name="review.apply_approved", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=2
+)
+def proposals_apply_task(self: Any, job_id: int) -> dict[str, Any]:
+    """Apply the approved proposals of the job's project and publish (``review.apply_jobs``)."""
+    final = self.request.retries >= self.max_retries
     try:
-        release = proposal_apply(proposal=proposal, actor=actor)
-    except DomainError as exc:
-        return {"failed": exc.message}
-    return {"release": release.version, "proposal": proposal_id}
+        return job_execute(job_id, apply_job_work, final_attempt=final)
+    except Exception as exc:
+        if final:
+            raise
+        raise self.retry(exc=exc, countdown=10) from exc

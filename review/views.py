@@ -25,7 +25,7 @@ from projects.access import Capability, ProjectAccess
 from projects.selectors import project_access
 from taxonomy.views.base import REFUSED, _to_login, go_to, render_page
 
-from . import decisions, forms
+from . import apply_jobs, decisions, forms
 from .filtersets import DEFAULT_VIEW, VIEWS
 from .models import Proposal
 from .proposal_page import proposal_context
@@ -153,14 +153,14 @@ def queue(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 @review_view("POST")
 def publish_approved(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
-    """Apply every APPROVED proposal (the batch) and publish one release."""
+    """Queue the job that applies every APPROVED proposal (the batch) and publishes one release."""
     try:
-        approval = decisions.proposals_apply_approved(project=access.project, actor=request.user)
+        job = apply_jobs.apply_job_open(project=access.project, actor=request.user)
     except RuleViolation as exc:
         messages.error(request, exc.message)
         return go_to(request, review_url("queue", access, view="approved"))
-    _report_approval(request, approval)
-    return go_to(request, review_url("queue", access, view="applied"))
+    messages.info(request, f"Applying the approved proposals as job #{job.pk}.")
+    return go_to(request, reverse("job_detail", args=[access.project.slug, job.pk]))
 
 
 # --- one proposal -----------------------------------------------------------------------------------
@@ -251,32 +251,25 @@ def proposal_assign(request: HttpRequest, access: ProjectAccess, pk: int) -> Htt
     )
 
 
-def _report_approval(request: HttpRequest, approval: decisions.Approval) -> None:
-    if approval.error:
-        messages.error(request, f"Approved, but no release could be published: {approval.error}")
-    for pk, reason in approval.failed.items():
-        messages.error(request, f"Proposal #{pk} could not be applied and is FAILED: {reason}")
-    for pk, reason in approval.blocked.items():
-        messages.warning(request, f"Proposal #{pk} is approved but not applied: {reason}")
-    if approval.release is not None:
-        applied = ", ".join(f"#{pk}" for pk in approval.applied)
-        messages.success(
-            request, f"Release v{approval.release.version} published with proposal(s) {applied}."
-        )
-
-
 @review_view("POST")
 def proposal_approve(request: HttpRequest, access: ProjectAccess, pk: int) -> HttpResponse:
-    def act(proposal: Proposal, data: dict[str, Any]) -> Any:
-        approval = decisions.proposal_approve(
-            proposal=proposal, actor=request.user, reason=data["reason"], apply_now=data["mode"] == "now"
-        )
-        if data["mode"] == "now":
-            _report_approval(request, approval)
-            return None
-        return approval
+    """Approve; mode "now" also queues the job that applies it (with the approved batch) and publishes,
+    and goes to that job's progress; mode "batch" leaves it APPROVED for the next application."""
+    queued: list[Any] = []
 
-    return _decide(
+    def act(proposal: Proposal, data: dict[str, Any]) -> Any:
+        if data["mode"] == "now":
+            queued.append(
+                apply_jobs.proposal_approve_now(proposal=proposal, actor=request.user, reason=data["reason"])[
+                    1
+                ]
+            )
+            return None
+        return decisions.proposal_approve(
+            proposal=proposal, actor=request.user, reason=data["reason"], apply_now=False
+        )
+
+    response = _decide(
         request,
         access,
         pk,
@@ -285,6 +278,10 @@ def proposal_approve(request: HttpRequest, access: ProjectAccess, pk: int) -> Ht
         act,
         lambda p: f"Proposal #{p.pk} approved; it will be applied with the next release.",
     )
+    if not queued:
+        return response
+    messages.success(request, f"Proposal #{pk} approved; job #{queued[0].pk} applies it and publishes.")
+    return go_to(request, reverse("job_detail", args=[access.project.slug, queued[0].pk]))
 
 
 @review_view("POST")

@@ -128,3 +128,14 @@ def token_client(db: Any) -> Callable[..., Any]:
         return client
 
     return make
+
+
+@pytest.fixture
+def run_jobs(monkeypatch: Any, django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
+    """``with run_jobs(): client.post(...)``: the jobs the request queues run in this process when its
+    transaction commits (Celery eager), as a worker would run them after the answer. The worker path
+    itself (broker, retries, a killed worker) is tested in tests/faults and tests/review/test_loop_tasks."""
+    from arg_platform.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
+    return lambda: django_capture_on_commit_callbacks(execute=True)

@@ -121,16 +121,6 @@ class PublishSerializer(serializers.Serializer):
     )
 
 
-class PublishedSerializer(ReleaseSerializer):
-    """The answer to a publication: the release, and whether this call created it."""
-
-    published = serializers.BooleanField()
-    detail = serializers.CharField()
-
-    class Meta(ReleaseSerializer.Meta):
-        fields = [*ReleaseSerializer.Meta.fields, "published", "detail"]
-
-
 class ActivateSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500, allow_blank=True, default="")
 

@@ -18,12 +18,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arg_platform.errors import Forbidden, RuleViolation, Violation
+from arg_platform.jobs import job_enqueue
 from arg_platform.pagination import MAX_OFFSET
 from ontology import graph_read, releases, services
+from ontology.publish_jobs import publish_job_open
 from ontology.selectors import release_list
 from ontology.store.port import AliasData, EdgeData, NodeData, ParameterSpec
+from ontology.tasks import release_publish_task
 from projects.access import Capability
 from projects.api.base import ProjectScopedMixin
+from projects.api.jobs import JobSerializer, job_accepted
 
 from . import serializers as s
 
@@ -237,27 +241,20 @@ class ReleaseListView(ProjectScopedMixin, APIView):
 
     @extend_schema(
         request=s.PublishSerializer,
-        responses={201: s.PublishedSerializer, 200: s.PublishedSerializer},
-        description="Publish the draft. 201 with the new release; 200 with the active release when the "
-        "draft is identical to it (nothing published). Review the draft first with GET releases/draft/ "
-        "and send its digest as draft_digest: a draft that moved since is refused (422).",
+        responses={202: JobSerializer},
+        description="Queue the publication of the draft as a job: 202 with the job (Location: its URL); "
+        "GET the job until it is SUCCEEDED (result.release: the version; result.published false when "
+        "the draft was identical to the active release, nothing published) or FAILED (result.error, "
+        "result.rules). Review the draft first with GET releases/draft/ and send its digest as "
+        "draft_digest: a draft that moved since fails the job (rule release.draft_moved).",
     )
     def post(self, request: Request, project: str) -> Response:
         data = _valid(s.PublishSerializer, request.data)
-        release, created = releases.draft_publish(
-            project=self.project,
-            actor=request.user,
-            options=releases.PublishOptions(notes=data["notes"], draft_digest=data["draft_digest"]),
+        job = publish_job_open(
+            project=self.project, actor=request.user, notes=data["notes"], draft_digest=data["draft_digest"]
         )
-        detail = (
-            f"release v{release.version} published and active"
-            if created
-            else f"the draft is identical to the active release v{release.version}: nothing published"
-        )
-        return Response(
-            {**s.ReleaseSerializer(release).data, "published": created, "detail": detail},
-            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
-        )
+        job_enqueue(job, release_publish_task)
+        return job_accepted(job, request)
 
 
 @extend_schema(parameters=[PROJECT])

@@ -11,10 +11,16 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 
+from arg_platform.job_views import job_context
+from arg_platform.jobs import job_enqueue
+from arg_platform.models import Job
 from ontology import releases
 from ontology.models import Release
+from ontology.publish_jobs import PUBLISH_JOB, publish_job_open
 from ontology.selectors import release_list as releases_of
+from ontology.tasks import release_publish_task
 from projects.access import Capability, ProjectAccess
 from taxonomy.selectors import label_list
 
@@ -22,22 +28,27 @@ from .. import forms
 from .base import (
     REFUSED,
     draft_state,
+    go_to,
     graph_url,
     project_view,
     render_page,
     require_publish,
-    save_form,
 )
 
 RELEASES_BODY = "ontology/partials/releases_body.html"
+RELEASE_JOBS = (PUBLISH_JOB, "review.apply_approved")  # the jobs that publish releases
 
 
 def _releases_context(access: ProjectAccess, *, publish_form: Any = None) -> dict[str, Any]:
     rows = list(releases_of(project=access.project))
     versions = [r.version for r in rows]
+    live = Job.objects.filter(
+        project=access.project, kind__in=RELEASE_JOBS, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+    )
     return {
         **draft_state(access),
         "nav": "releases",
+        "jobs": [job_context(job) for job in live],
         "can_publish": access.can(Capability.PUBLISH),
         "publish_form": publish_form or forms.PublishForm(),
         "rows": [
@@ -83,35 +94,24 @@ def _publish_page(
 @project_view("GET", "POST")
 def release_publish(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     """GET: the draft against the active release — the full diff and the validator's refusals — with
-    the publish form (admins). POST: freeze the draft into a new active release; refused when the
-    draft is invalid or moved since the reviewed diff (``draft_digest``); a draft identical to the
-    active release publishes nothing and says so."""
+    the publish form (admins). POST: queue the publication job and show its progress; the job freezes
+    the draft into a new active release, refuses a draft that is invalid or moved since the reviewed
+    diff (``draft_digest``), and says so when the draft is identical to the active release."""
     require_publish(access)
     if request.method == "GET":
         return _publish_page(request, access)
     form = forms.PublishForm(request.POST)
-    published = save_form(
-        form,
-        lambda d: releases.draft_publish(
-            project=access.project,
-            actor=request.user,
-            options=releases.PublishOptions(notes=d["notes"], draft_digest=d.get("draft_digest") or ""),
-        ),
-    )
-    if published is None:
-        if request.htmx:
-            return _releases_page(request, access, status=REFUSED, publish_form=form)
+    if not form.is_valid():
         return _publish_page(request, access, status=REFUSED, form=form)
-    release, created = published
-    if created:
-        messages.success(request, f"Release v{release.version} published and active.")
-    else:
-        messages.info(
-            request, f"The draft is identical to the active release v{release.version}: nothing to publish."
-        )
-    if not request.htmx:
-        return redirect(graph_url("release_list", access))
-    return _releases_page(request, access)
+    job = publish_job_open(
+        project=access.project,
+        actor=request.user,
+        notes=form.cleaned_data["notes"],
+        draft_digest=form.cleaned_data.get("draft_digest") or "",
+    )
+    job_enqueue(job, release_publish_task)
+    messages.info(request, f"Publication queued as job #{job.pk}: a worker publishes the draft.")
+    return go_to(request, reverse("job_detail", args=[access.project.slug, job.pk]))
 
 
 @project_view("POST")

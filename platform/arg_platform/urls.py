@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import observability, views
+from . import job_views, observability, views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
@@ -27,5 +27,6 @@ urlpatterns = [
     path("p/<slug:project>/review/", include("review.urls")),
     path("p/<slug:project>/metrics/", include("review.metrics_urls")),
     path("p/<slug:project>/dashboard/", observability.dashboard, name="dashboard"),
+    path("p/<slug:project>/jobs/<int:pk>/", job_views.job_detail, name="job_detail"),
     path("p/<slug:project>/", include("taxonomy.urls")),
 ]

@@ -29,9 +29,10 @@ from rest_framework.response import Response
 from arg_platform.errors import Forbidden, RuleViolation, Violation
 from projects.access import Capability
 from projects.api.base import ProjectScopedMixin, request_token
+from projects.api.jobs import JobSerializer, job_accepted
 from projects.selectors import project_access
 
-from .. import decisions
+from .. import apply_jobs, decisions
 from ..filtersets import ProposalFilterSet
 from ..models import Proposal
 from ..proposal_page import proposal_preview
@@ -150,13 +151,24 @@ class ProposalViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
         )
         return self._detail(proposal)
 
-    @extend_schema(request=s.ApproveSerializer, responses=s.ApprovalSerializer)
+    @extend_schema(
+        request=s.ApproveSerializer,
+        responses={200: s.ApprovalSerializer, 202: JobSerializer},
+        description="Approve. mode=batch: 200 with the proposal, APPROVED until the next application. "
+        "mode=now: 202 with the job (Location: its URL) that applies it with the approved batch and "
+        "publishes active release + changesets; GET the job for result.release, applied, failed, blocked.",
+    )
     @action(detail=True, methods=["post"], filter_backends=[])
     def approve(self, request: Request, project: str, pk: str) -> Response:
-        """Approve; ``mode=now`` applies it (with the approved batch) and publishes, ``batch`` waits."""
         data = _valid(s.ApproveSerializer, request.data)
+        proposal = self._get(pk)
+        if data["mode"] == "now":
+            job = apply_jobs.proposal_approve_now(
+                proposal=proposal, actor=request.user, reason=data["reason"]
+            )[1]
+            return job_accepted(job, request)
         approval = decisions.proposal_approve(
-            proposal=self._get(pk), actor=request.user, reason=data["reason"], apply_now=data["mode"] == "now"
+            proposal=proposal, actor=request.user, reason=data["reason"], apply_now=False
         )
         return Response(self._approval(approval))
 
@@ -212,13 +224,15 @@ class ProposalViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
         )
         return self._detail(proposal)
 
-    @extend_schema(request=None, responses=s.ApprovalSerializer)
+    @extend_schema(
+        request=None,
+        responses={202: JobSerializer},
+        description="Queue the job that applies every APPROVED proposal and publishes one release: 202 with "
+        "the job (Location: its URL). 400 (review.nothing_approved) when none is waiting.",
+    )
     @action(detail=False, methods=["post"], url_path="apply-approved", filter_backends=[])
     def apply_approved(self, request: Request, project: str) -> Response:
-        """Apply every APPROVED proposal of the project and publish one release."""
-        return Response(
-            self._approval(decisions.proposals_apply_approved(project=self.project, actor=request.user))
-        )
+        return job_accepted(apply_jobs.apply_job_open(project=self.project, actor=request.user), request)
 
 
 @extend_schema(parameters=[PROJECT_PARAM])

@@ -140,3 +140,24 @@ def seed(project: Any, expert: Any, reviewer: Any) -> Seed:
         project=project, actor=expert, name="Sign-in problems", cluster_key="accounts", status="SHADOW"
     )
     return Seed(project, billing, accounts, invoices, refunds, late_fees, login_help)
+
+
+JOB_TIMEOUT = 180_000  # a publication job: the worker loads the embedding model on its first one
+
+
+@pytest.fixture
+def worker() -> Iterator[Any]:
+    """A real Celery worker (embedded filesystem broker, the live server's test database): it runs the
+    jobs the browser queues (publishing, applying approved proposals), as on a fresh ``make run``."""
+    from tests.celery_worker import celery_worker
+
+    with celery_worker(pool="solo") as proc:
+        yield proc
+
+
+def job_done(page: Any, release: int) -> None:
+    """On a job's page: the progress row polls until the job succeeded, then links to the release."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#job-status")).to_have_text("SUCCEEDED", timeout=JOB_TIMEOUT)
+    expect(page.locator("#job-release")).to_have_text(f"Release v{release}")

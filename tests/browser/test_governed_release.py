@@ -3,6 +3,9 @@
 An expert edits a node title in the draft; a reviewer approves a proposal "now"; a client reading the
 active release sees the proposal's change and **not** the expert's edit; the admin then reviews the
 draft's diff and publishes it, and the client sees both. The release list shows the lineage.
+
+Approving "now" and publishing are jobs: a real Celery worker (the embedded filesystem broker) runs
+them while the browser follows the job's progress row, as on a fresh ``make run``.
 """
 
 from __future__ import annotations
@@ -14,11 +17,10 @@ from playwright.sync_api import expect
 
 from ontology.models import Release
 from review.models import Proposal, ProposalStatus
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import PASSWORD, job_done
 from tests.review.queue_fixtures import SMALL_PACK, member, replay_metrics, weight_changeset
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-APPLY_TIMEOUT = 120_000
 NEW_TITLE = "Questions we cannot answer here"
 
 
@@ -68,7 +70,7 @@ def _served(page: Any, base: str, key: str) -> tuple[str, float]:
 
 
 def test_an_approval_publishes_only_the_proposal_and_the_admin_publishes_the_reviewed_draft(
-    ui, login, live_server, governed, screenshot
+    ui, login, live_server, governed, screenshot, worker
 ):
     page, base, key = ui.page, live_server.url, governed["key"]
     proposal = governed["proposal"]
@@ -88,8 +90,14 @@ def test_an_approval_publishes_only_the_proposal_and_the_admin_publishes_the_rev
     login("rob-reviewer")
     page.goto(f"{base}/p/tiny/review/proposals/{proposal.pk}/")
     page.get_by_role("button", name="Approve", exact=True).click()
-    expect(page.locator(".flash")).to_contain_text("Release v2 published", timeout=APPLY_TIMEOUT)
+    expect(page.locator(".flash")).to_contain_text(f"Proposal #{proposal.pk} approved; job #")
+    expect(page.locator("progress")).to_be_visible()  # the job's progress row, polled while it runs
+    job_done(page, 2)
+    expect(page.locator("#job-result")).to_contain_text(f"published with proposal(s) #{proposal.pk}")
+    screenshot("approve-now-job")
     assert _served(page, base, key) == (old_title, 0.85)  # the proposal's change, not the expert's edit
+    page.locator("#job-release").click()
+    expect(page.locator("#lineage-v2")).to_contain_text(f"v1 + approved #{proposal.pk}")
     page.get_by_role("button", name="Log out").click()
 
     # The admin sees the lineage, reviews the draft's diff (the expert's edit) and publishes it.
@@ -104,7 +112,10 @@ def test_an_approval_publishes_only_the_proposal_and_the_admin_publishes_the_rev
     expect(page.locator("#diff-edges")).not_to_contain_text("N-resend-invoice")  # already released
     screenshot("publish-draft-diff")
     page.get_by_role("button", name="Publish release").click()
-    expect(page.locator(".flash")).to_contain_text("Release v3 published and active.", timeout=APPLY_TIMEOUT)
+    expect(page.locator(".flash")).to_contain_text("Publication queued as job #")
+    job_done(page, 3)
+    expect(page.locator("#job-result")).to_contain_text("release v3 published and active")
+    page.locator("#job-release").click()
     expect(page.locator("#lineage-v3")).to_contain_text("draft publication after v2")
     assert _served(page, base, key) == (NEW_TITLE, 0.85)
     assert list(Release.objects.filter(project=governed["project"]).values_list("version", "source")) == [

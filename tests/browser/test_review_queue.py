@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 
 from ontology.models import Release
 from review.models import Proposal, ProposalStatus
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import PASSWORD, job_done
 from tests.review.queue_fixtures import (
     DEMO_PACK,
     MERGE_DUPLICATE,
@@ -35,7 +35,6 @@ from tests.review.queue_fixtures import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-APPLY_TIMEOUT = 120_000  # applying publishes a release (embeddings, signals, the label classifier)
 
 SPLIT_PROMPTS = (
     "our finance team needs all 2023 invoices in one go, is there a bulk download",
@@ -129,7 +128,7 @@ def demo_queue(db: Any) -> dict[str, Any]:
 
 
 def test_reviewer_approves_a_split_and_a_merge_and_the_release_routes_as_replayed(
-    ui, login, live_server, demo_queue, screenshot
+    ui, login, live_server, demo_queue, screenshot, worker
 ):
     from projects.services import api_token_create
     from taxonomy.models import Role
@@ -186,10 +185,13 @@ def test_reviewer_approves_a_split_and_a_merge_and_the_release_routes_as_replaye
     expect(page.locator(f'#pictures-before .gnode[data-node="{MERGE_DUPLICATE}"]').first).to_be_visible()
     page.get_by_role("button", name="Approve", exact=True).click()
 
-    # then release v2 is published with both proposals, and the page links it and the rollback.
-    expect(page.locator(".flash")).to_contain_text(
-        f"Release v2 published with proposal(s) #{split.pk}, #{merge.pk}", timeout=APPLY_TIMEOUT
+    # then a worker publishes release v2 with both proposals, while the job's progress row shows it,
+    job_done(page, 2)
+    expect(page.locator("#job-result")).to_contain_text(
+        f"published with proposal(s) #{split.pk}, #{merge.pk}"
     )
+    # and the proposal's page links the release and the rollback.
+    page.goto(f"{live_server.url}/p/{project.slug}/review/proposals/{merge.pk}/")
     expect(page.locator("#applied-release")).to_contain_text("release v2")
     expect(page.locator("#rollback-link")).to_contain_text("roll back to v1")
     split.refresh_from_db()
@@ -258,7 +260,9 @@ def _sign_out(page: Any) -> None:
     page.get_by_role("button", name="Log out").click()
 
 
-def test_reject_request_changes_edit_approve_and_roll_back(ui, login, live_server, tiny_queue, screenshot):
+def test_reject_request_changes_edit_approve_and_roll_back(
+    ui, login, live_server, tiny_queue, screenshot, worker
+):
     from review.selectors import proposal_fingerprint_rejected
 
     page = ui.page
@@ -306,7 +310,7 @@ def test_reject_request_changes_edit_approve_and_roll_back(ui, login, live_serve
     login("rob-reviewer")
     page.goto(f"{live_server.url}/p/tiny/review/proposals/{reinforce.pk}/")
     page.get_by_role("button", name="Approve", exact=True).click()
-    expect(page.locator(".flash")).to_contain_text("Release v2 published", timeout=APPLY_TIMEOUT)
+    job_done(page, 2)
     reinforce.refresh_from_db()
     assert (reinforce.status, reinforce.applied_release.version) == (ProposalStatus.APPLIED, 2)
     actions = list(reinforce.decisions.values_list("action", "actor_name"))

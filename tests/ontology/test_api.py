@@ -21,15 +21,25 @@ def people(tiny, make_user):
     return {role: make_user(f"{role}-1", role, tiny) for role in ("expert", "reviewer", "admin")}
 
 
-def test_clients_read_only_the_active_release(tiny, people, token_client, api_as):
+def publish(api, run_jobs, **data):
+    """POST releases/ (202 + the job), the job run as a worker would, then the job's state from its URL."""
+    with run_jobs():
+        resp = api.post(BASE + "releases/", data, format="json")
+    assert resp.status_code == 202, resp.content
+    assert resp.json()["status"] == "QUEUED" and resp["Location"] == resp.json()["url"]
+    job = api.get(resp["Location"])
+    assert job.status_code == 200
+    return job.json()
+
+
+def test_clients_read_only_the_active_release(tiny, people, token_client, api_as, run_jobs):
     client = token_client(tiny)
     resp = client.get(BASE + "nodes/")
     assert resp.status_code == 404
     assert "no active release" in resp.json()["detail"]
     assert client.get(BASE + "nodes/?source=draft").status_code == 403
-    assert (
-        api_as(people["admin"]).post(BASE + "releases/", {"notes": "first"}, format="json").status_code == 201
-    )
+    job = publish(api_as(people["admin"]), run_jobs, notes="first")
+    assert (job["status"], job["result"]["release"], job["result"]["published"]) == ("SUCCEEDED", 1, True)
     body = client.get(BASE + "nodes/?type=Action").json()
     assert body["count"] == 1
     assert body["results"][0]["node_id"] == "N-resend-invoice"
@@ -51,9 +61,9 @@ def test_clients_read_only_the_active_release(tiny, people, token_client, api_as
     assert client.get(BASE + "nodes/N-nope/").status_code == 404
 
 
-def test_expert_edits_go_to_the_draft_until_an_admin_publishes(tiny, people, api_as, token_client):
+def test_expert_edits_go_to_the_draft_until_an_admin_publishes(tiny, people, api_as, token_client, run_jobs):
     admin, expert = api_as(people["admin"]), api_as(people["expert"])
-    admin.post(BASE + "releases/", {}, format="json")
+    publish(admin, run_jobs)
     node = {
         "node_id": "N-refund",
         "type": "Action",
@@ -79,7 +89,7 @@ def test_expert_edits_go_to_the_draft_until_an_admin_publishes(tiny, people, api
     client = token_client(tiny)
     assert client.get(BASE + "nodes/N-refund/").status_code == 404  # not in the active release
     assert expert.post(BASE + "releases/", {}, format="json").status_code == 403  # only admins publish
-    assert admin.post(BASE + "releases/", {"notes": "refunds"}, format="json").status_code == 201
+    assert publish(admin, run_jobs, notes="refunds")["result"]["release"] == 2
     assert client.get(BASE + "nodes/N-refund/").json()["title"] == "Refund an invoice"
     diff = client.get(BASE + "releases/2/diff/").json()
     assert diff["nodes_added"] == ["N-refund"]
@@ -167,11 +177,11 @@ def test_reviewer_and_client_cannot_write(tiny, people, api_as, token_client):
     assert api_as(people["reviewer"]).get(BASE + "nodes/?source=draft").status_code == 200
 
 
-def test_the_draft_review_and_publication_through_the_api(tiny, people, api_as):
+def test_the_draft_review_and_publication_through_the_api(tiny, people, api_as, run_jobs):
     from ontology import services
 
     admin, expert = api_as(people["admin"]), api_as(people["expert"])
-    assert admin.post(BASE + "releases/", {}, format="json").status_code == 201
+    assert publish(admin, run_jobs)["status"] == "SUCCEEDED"
     services.node_update(project=tiny, actor=None, node_id="N-oos", changes={"handler": "python:x.y"})
 
     assert expert.get(BASE + "releases/draft/").status_code == 403
@@ -179,13 +189,18 @@ def test_the_draft_review_and_publication_through_the_api(tiny, people, api_as):
     assert review["active_version"] == 1 and review["unchanged"] is False and review["violations"] == []
     assert review["diff"]["nodes_changed"] == [["N-oos", ["handler"]]]
 
-    moved = admin.post(BASE + "releases/", {"draft_digest": "0" * 64}, format="json")
-    assert moved.status_code == 400 and moved.json()["violations"][0]["rule"] == "release.draft_moved"
-    published = admin.post(BASE + "releases/", {"draft_digest": review["digest"]}, format="json")
-    assert published.status_code == 201
-    body = published.json()
-    assert (body["published"], body["version"], body["source"], body["parent_version"]) == (True, 2, "DRAFT", 1)
-    again = admin.post(BASE + "releases/", {}, format="json")
-    assert again.status_code == 200 and (again.json()["published"], again.json()["version"]) == (False, 2)
-    assert "nothing published" in again.json()["detail"]
+    moved = publish(admin, run_jobs, draft_digest="0" * 64)
+    assert (moved["status"], moved["result"]["rules"]) == ("FAILED", ["release.draft_moved"])
+    assert "the draft changed since its diff was reviewed" in moved["result"]["error"]
+    assert admin.get(BASE + "releases/").json()[0]["version"] == 1  # the refused job published nothing
+    published = publish(admin, run_jobs, draft_digest=review["digest"])
+    assert (published["status"], published["result"]["published"]) == ("SUCCEEDED", True)
+    body = admin.get(BASE + f"releases/{published['result']['release']}/").json()
+    assert (body["version"], body["source"], body["parent_version"]) == (2, "DRAFT", 1)
+    again = publish(admin, run_jobs)
+    assert again["status"] == "SUCCEEDED" and (again["result"]["published"], again["result"]["release"]) == (
+        False,
+        2,
+    )
+    assert "nothing to publish" in again["result"]["detail"]
     assert admin.get(BASE + "releases/draft/").json()["unchanged"] is True

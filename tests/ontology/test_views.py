@@ -450,11 +450,24 @@ def test_experts_may_not_publish_or_activate(world):
     assert _state(world.project) == before
 
 
-def test_admin_publishes_rolls_back_and_compares_releases_through_the_ui(world):
+def _job_page(client, response) -> str:
+    """The job page a publication (or an htmx one's ``HX-Redirect``) leads to, as the admin sees it."""
+    url = response.headers.get("HX-Redirect") or response.headers["Location"]
+    assert re.fullmatch(r"/p/tiny/jobs/\d+/", url), url
+    page = client.get(url)
+    assert page.status_code == 200
+    return page.content.decode()
+
+
+def test_admin_publishes_rolls_back_and_compares_releases_through_the_ui(world, run_jobs):
     client = _client(world.admin)
-    first = client.post(BASE + "releases/publish/", {"notes": "first cut"}, **HTMX)
+    with run_jobs():
+        first = client.post(BASE + "releases/publish/", {"notes": "first cut"}, **HTMX)
     assert first.status_code == 200
-    assert "Release v1 published and active." in first.content.decode()
+    job = _job_page(client, first)
+    assert re.search(r'id="job-status">SUCCEEDED<', job)
+    assert 'href="/p/tiny/graph/releases/#release-v1"' in job
+    assert "release v1 published and active" in job
     services.edge_add(
         project=world.project,
         actor=world.expert,
@@ -470,7 +483,8 @@ def test_admin_publishes_rolls_back_and_compares_releases_through_the_ui(world):
         semantics="",
     )
     assert "The draft differs from the active release v1" in client.get(BASE + "releases/").content.decode()
-    assert client.post(BASE + "releases/publish/", {"notes": "more escalations"}).status_code == 302
+    with run_jobs():
+        assert client.post(BASE + "releases/publish/", {"notes": "more escalations"}).status_code == 302
     assert list(
         Release.objects.filter(project=world.project, is_active=True).values_list("version", flat=True)
     ) == [2]
@@ -496,20 +510,22 @@ def test_admin_publishes_rolls_back_and_compares_releases_through_the_ui(world):
     assert "v1 → v2" in reversed_diff
 
 
-def test_publishing_an_invalid_draft_shows_the_rules_and_creates_nothing(world):
+def test_publishing_an_invalid_draft_shows_the_rules_and_creates_nothing(world, run_jobs):
     client = _client(world.admin)
     # a draft can only become invalid behind the services' back (e.g. a raw SQL fix-up)
     Label.objects.filter(project=world.project, label_id="L00002").update(status="DEPRECATED")
     before = _state(world.project)
-    resp = client.post(BASE + "releases/publish/", {"notes": "broken"}, **HTMX)
-    assert resp.status_code == 422
-    errors = _form_errors(resp.content.decode())
-    assert "release.invalid_draft" in errors
-    assert "graph.attach_label_deprecated" in errors
-    assert _state(world.project) == before
+    with run_jobs():
+        resp = client.post(BASE + "releases/publish/", {"notes": "broken"})
+    assert resp.status_code == 302
+    job = _job_page(client, resp)
+    assert re.search(r'id="job-status">FAILED<', job)
+    error = _text(job.split('id="job-error"')[1])
+    assert "graph.attach_label_deprecated" in error and "Nothing was changed" in error
+    assert _state(world.project) == before and not Release.objects.filter(project=world.project).exists()
 
 
-def test_the_admin_reviews_the_draft_diff_and_publishes_exactly_what_was_shown(world):
+def test_the_admin_reviews_the_draft_diff_and_publishes_exactly_what_was_shown(world, run_jobs):
     release_publish(project=world.project, actor=world.admin)
     admin = _client(world.admin)
     services.node_update(
@@ -528,21 +544,27 @@ def test_the_admin_reviews_the_draft_diff_and_publishes_exactly_what_was_shown(w
         project=world.project, actor=world.expert, node_id="N-oos", changes={"chunk": "Changed after review."}
     )
     before = _state(world.project)
-    refused = admin.post(BASE + "releases/publish/", {"notes": "reviewed", "draft_digest": digest})
-    assert refused.status_code == 422
-    assert "release.draft_moved" in _form_errors(refused.content.decode())
+    with run_jobs():
+        refused = admin.post(BASE + "releases/publish/", {"notes": "reviewed", "draft_digest": digest})
+    assert "release.draft_moved" in _text(_job_page(admin, refused).split('id="job-error"')[1])
     assert _state(world.project) == before and Release.objects.filter(project=world.project).count() == 1
 
     digest = re.search(
         r'name="draft_digest" value="([0-9a-f]{64})"', admin.get(BASE + "releases/publish/").content.decode()
     ).group(1)
-    assert admin.post(BASE + "releases/publish/", {"notes": "ok", "draft_digest": digest}).status_code == 302
+    with run_jobs():
+        assert (
+            admin.post(BASE + "releases/publish/", {"notes": "ok", "draft_digest": digest}).status_code == 302
+        )
     assert Release.objects.get(project=world.project, is_active=True).version == 2
 
     # now the draft is the active release: the page says so, and publishing again creates nothing
-    assert "identical to the active release v2" in _text(admin.get(BASE + "releases/publish/").content.decode())
-    again = admin.post(BASE + "releases/publish/", {"notes": "again"}, follow=True)
-    assert "nothing to publish" in _text(again.content.decode())
+    assert "identical to the active release v2" in _text(
+        admin.get(BASE + "releases/publish/").content.decode()
+    )
+    with run_jobs():
+        again = admin.post(BASE + "releases/publish/", {"notes": "again"})
+    assert "nothing to publish" in _text(_job_page(admin, again))
     assert Release.objects.filter(project=world.project).count() == 2
 
 

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_reviewer_approves_the_nights_split_and_merge_and_the_release_routes_as_replayed(
-    fresh_snapshots, api_as, make_user, token_client
+    fresh_snapshots, api_as, make_user, token_client, run_jobs
 ):
     from inference.models import InferenceLog
     from ontology.models import Release
@@ -29,17 +29,25 @@ def test_a_reviewer_approves_the_nights_split_and_merge_and_the_release_routes_a
     client = api_as(make_user("rae-reviewer", "reviewer", project))
     api = f"/api/v1/projects/{SLUG}/proposals/"
 
-    batched = client.post(f"{api}{split.pk}/approve/", {"mode": "batch", "reason": "two intents"}, format="json")
-    applied = client.post(f"{api}{merge.pk}/approve/", {"mode": "now", "reason": "duplicates"}, format="json")
+    batched = client.post(
+        f"{api}{split.pk}/approve/", {"mode": "batch", "reason": "two intents"}, format="json"
+    )
+    with run_jobs():
+        queued = client.post(
+            f"{api}{merge.pk}/approve/", {"mode": "now", "reason": "duplicates"}, format="json"
+        )
 
     assert batched.status_code == 200 and batched.json()["release"] is None
-    assert applied.status_code == 200, applied.content
-    assert applied.json()["release"] == base_version + 1
-    assert sorted(applied.json()["applied"]) == sorted([split.pk, merge.pk])
+    assert queued.status_code == 202, queued.content
+    applied = client.get(queued["Location"]).json()
+    assert (applied["status"], applied["result"]["release"]) == ("SUCCEEDED", base_version + 1)
+    assert sorted(applied["result"]["applied"]) == sorted([split.pk, merge.pk])
     role = Role.objects.get(project=project, key="member")
     client_app = token_client(project, role=role)
     for prompt, expected in predicted.items():
         response = client_app.post("/api/v1/infer", {"prompt": prompt}, format="json")
         assert response.status_code == 200, response.content
         assert response.json()["release"]["version"] == base_version + 1
-        assert InferenceLog.objects.get(request_id=response.json()["request_id"]).target_node == expected, prompt
+        assert InferenceLog.objects.get(request_id=response.json()["request_id"]).target_node == expected, (
+            prompt
+        )

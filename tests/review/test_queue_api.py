@@ -80,7 +80,7 @@ def test_detail_and_preview(api_as, demo, make_proposal):
     ]
 
 
-def test_decisions_through_the_api(api_as, tiny, make_proposal):
+def test_decisions_through_the_api(api_as, tiny, make_proposal, run_jobs):
     keep = make_proposal(tiny, changeset=weight_changeset(0.8), title="Reinforce")
     drop = make_proposal(tiny, changeset=weight_changeset(0.95), title="Too strong")
     shape = make_proposal(tiny, changeset=weight_changeset(0.85), title="Shape me")
@@ -109,13 +109,18 @@ def test_decisions_through_the_api(api_as, tiny, make_proposal):
 
     batch = client.post(base + f"{shape.pk}/approve/", {"mode": "batch"}, format="json").json()
     assert (batch["release"], batch["proposal"]["status"]) == (None, "APPROVED")
-    approval = client.post(
-        base + f"{keep.pk}/approve/", {"mode": "now", "reason": "ok"}, format="json"
-    ).json()
-    assert approval["release"] == 2
-    assert approval["applied"] == [shape.pk, keep.pk]
-    assert approval["proposal"]["status"] == "APPLIED" and approval["proposal"]["applied_release"] == 2
-    assert [d["action"] for d in approval["proposal"]["decisions"]] == ["CLAIM", "CLAIM", "APPROVE", "APPLY"]
+    with run_jobs():
+        queued = client.post(base + f"{keep.pk}/approve/", {"mode": "now", "reason": "ok"}, format="json")
+    assert queued.status_code == 202 and queued.json()["kind"] == "review.apply_approved"
+    job = client.get(queued["Location"]).json()
+    assert (job["status"], job["result"]["release"], job["result"]["applied"]) == (
+        "SUCCEEDED",
+        2,
+        [shape.pk, keep.pk],
+    )
+    kept = client.get(base + f"{keep.pk}/").json()
+    assert kept["status"] == "APPLIED" and kept["applied_release"] == 2
+    assert [d["action"] for d in kept["decisions"]] == ["CLAIM", "CLAIM", "APPROVE", "APPLY"]
     nothing = client.post(base + "apply-approved/")
     assert nothing.status_code == 400 and nothing.json()["rules"] == ["review.nothing_approved"]
 

@@ -239,7 +239,7 @@ def test_reject_without_a_reason_is_refused_in_place(client, tiny, make_proposal
     assert _state(tiny) == before
 
 
-def test_reject_approve_batch_and_publish_through_the_ui(client, tiny, make_proposal):
+def test_reject_approve_batch_and_publish_through_the_ui(client, tiny, make_proposal, run_jobs):
     rejected = make_proposal(tiny, changeset=weight_changeset(0.95), title="Too strong")
     batched = make_proposal(tiny, changeset=weight_changeset(0.8), title="Reinforce resend")
     reviewer = _client(client, "rob-reviewer")
@@ -255,11 +255,14 @@ def test_reject_approve_batch_and_publish_through_the_ui(client, tiny, make_prop
     queue = reviewer.get("/p/tiny/review/?view=approved").content.decode()
     assert 'id="publish-approved"' in queue
 
-    resp = reviewer.post("/p/tiny/review/publish-approved/", follow=True)
+    with run_jobs():
+        resp = reviewer.post("/p/tiny/review/publish-approved/")
+    job_page = reviewer.get(resp["Location"]).content.decode()
 
     batched.refresh_from_db()
     assert batched.status == ProposalStatus.APPLIED and batched.applied_release.version == 2
-    assert "Release v2 published with proposal(s) #" in resp.content.decode()
+    assert f"release v2 published with proposal(s) #{batched.pk}" in job_page
+    assert 'href="/p/tiny/graph/releases/#release-v2"' in job_page
     page = reviewer.get(f"/p/tiny/review/proposals/{batched.pk}/").content.decode()
     assert 'id="applied-release"' in page
     assert "/p/tiny/graph/releases/2/diff/?against=1" in page

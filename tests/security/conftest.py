@@ -13,6 +13,7 @@ SMALL_PACK = Path(__file__).resolve().parents[1] / "taxonomy" / "fixtures" / "sm
 
 @pytest.fixture
 def world(make_user: Any) -> dict[str, Any]:
+    from arg_platform.models import Job
     from ontology.releases import PublishOptions, release_publish
     from projects.services import api_token_create
     from taxonomy.models import LabelIncompatibility, Role
@@ -32,6 +33,7 @@ def world(make_user: Any) -> dict[str, Any]:
         "key": key,
         "incompatibility": LabelIncompatibility.objects.filter(project=project).first(),
         "memory": _memory(project),
+        "job": Job.objects.create(kind="release.publish", project=project, status=Job.Status.SUCCEEDED),
     }
 
 

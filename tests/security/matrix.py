@@ -57,9 +57,11 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "login": {"GET": PUBLIC, "POST": PUBLIC, "PUT": PUBLIC},  # Django's LoginView treats PUT as POST
     "logout": {"POST": PUBLIC},
     "home": {"GET": UI_SIGNED_IN},
+    "job_detail": {"GET": UI_READ},
     # projects API
     "api-project-list": {"GET": API_SIGNED_IN},
     "api-whoami": {"GET": API_SIGNED_IN},
+    "api-job-detail": {"GET": API_READ},
     # inference API
     "infer": {"POST": API_INFER},
     "feedback": {"POST": API_INFER},
@@ -237,6 +239,17 @@ KWARGS: dict[str, dict[str, str]] = {
     "taxonomy:label_synonym_remove": {"label_id": "L00001"},
     "release-diff": {"version": "2"},
 }
+# Parameters filled from an object of the probed world (the world's value under that key).
+WORLD_KWARGS: dict[str, dict[str, str]] = {
+    "job_detail": {"pk": "job_pk"},
+    "api-job-detail": {"pk": "job_pk"},
+}
+
+
+def route_values(name: str, values: dict[str, str]) -> dict[str, str]:
+    """The path parameters of route ``name``: the world's ``values`` with the route's own ones."""
+    found = {param: values[key] for param, key in WORLD_KWARGS.get(name, {}).items() if key in values}
+    return {**values, **KWARGS.get(name, {}), **found}
 
 # Bodies that authorized callers send: valid enough to reach the view, refused before any costly write
 # (e.g. release notes over the 500-character limit, so an allowed publish stops at validation).

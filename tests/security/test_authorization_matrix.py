@@ -21,11 +21,11 @@ from tests.security.matrix import (
     ACTORS,
     BODIES,
     EXPECTED,
-    KWARGS,
     METHODS,
     PROBED_WITHOUT_OBJECT,
     all_routes,
     concrete,
+    route_values,
 )
 
 pytestmark = pytest.mark.django_db
@@ -71,6 +71,7 @@ def _values(world: dict[str, Any]) -> dict[str, str]:
         "version": "1",
         "request_id": world["request_id"],
         "distinction_id": "999999",  # no term distinction exists: PROBED_WITHOUT_OBJECT
+        "job_pk": str(world["job"].pk),
         **world["memory"],
     }
 
@@ -95,7 +96,7 @@ def test_every_route_and_method_answers_each_actor_as_the_matrix_says(probed, ac
     mismatches: list[str] = []
     checked = 0
     for route, name in routes:
-        path = concrete(route, {**values, **KWARGS.get(name, {})})
+        path = concrete(route, route_values(name, values))
         match = resolve(path)
         assert match.view_name == name, (path, match.view_name, name)
         rows = EXPECTED[name]
@@ -132,7 +133,7 @@ def _observed(routes: list[tuple[str, str]], names: list[str], values: dict[str,
     for route, name in routes:
         if name not in names:
             continue
-        path = concrete(route, {**values, **KWARGS.get(name, {})})
+        path = concrete(route, route_values(name, values))
         for method in METHODS:
             cells = {a: _cell(_call(actors[a], method, path, BODIES.get(name, {}))) for a in ACTORS}
             if cells["admin"] != "405":

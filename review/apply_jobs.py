@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
-from arg_platform.errors import RuleViolation, Violation
+from arg_platform.errors import DomainError, RuleViolation, Violation
 from arg_platform.jobs import Progress, job_enqueue, job_open
 from arg_platform.models import Job
 from ontology.models import Release
@@ -33,14 +33,13 @@ def approval_result(approval: decisions.Approval) -> dict[str, Any]:
         applied = ", ".join(f"#{pk}" for pk in approval.applied)
         detail = f"release v{release.version} published with proposal(s) {applied}"
     else:
-        detail = approval.error or "no proposal could be applied: nothing published"
+        detail = "no proposal could be applied: nothing published"
     return {
         "release": release.version if release else None,
         "release_id": release.pk if release else None,
         "applied": list(approval.applied),
         "failed": {str(k): v for k, v in approval.failed.items()},
         "blocked": {str(k): v for k, v in approval.blocked.items()},
-        "error": approval.error,
         "detail": detail,
     }
 
@@ -84,4 +83,6 @@ def apply_job_work(job: Job, progress: Progress) -> dict[str, Any]:
     approval = decisions.proposals_apply_approved(
         project=job.project, actor=job.created_by, first=first, job_id=job.pk
     )
+    if approval.error:  # nothing could be published at all: the job failed, the proposals stay APPROVED
+        raise DomainError(approval.error)
     return approval_result(approval)

@@ -31,7 +31,9 @@ def tiny():
 def test_a_job_runs_its_work_once_and_records_progress_and_result(tiny):
     job, created = job_open(kind="test.count", project=tiny, actor=None, params={}, idempotency_key="k1")
     assert created and job.status == Job.Status.QUEUED
-    again, created_again = job_open(kind="test.count", project=tiny, actor=None, params={}, idempotency_key="k1")
+    again, created_again = job_open(
+        kind="test.count", project=tiny, actor=None, params={}, idempotency_key="k1"
+    )
     assert (again.pk, created_again) == (job.pk, False)  # a double click finds the same job
     calls = []
 
@@ -95,7 +97,9 @@ def test_the_cli_runs_a_publication_job_in_process_with_progress(tiny):
     fractions = [f for f, _ in heard]
     assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] >= 0.9
     stages = " | ".join(m for _, m in heard)
-    assert "embedding 3 nodes" in stages and "structural signals" in stages and "storing the release" in stages
+    assert (
+        "embedding 3 nodes" in stages and "structural signals" in stages and "storing the release" in stages
+    )
     assert Release.objects.get(project=tiny).job_id == job.pk
 
 

@@ -9,8 +9,8 @@ nodes, it
 1. publishes v1 synchronously in this process — the baseline: what the publish request used to do;
 2. changes one node title in the draft, then ``POST /api/v1/projects/<slug>/releases/`` as the admin
    (Django's test client in this process, warmed up by one GET: the whole request — middleware, auth,
-   the job row, the broker message), and polls the Job row until the worker finished it: **request ms** and **job wall s**
-   (from the POST to the job's ``finished_at``);
+   the job row, the broker message), and polls the Job row until the worker finished it:
+   **request ms** and **job wall s** (from the POST until the job's row says it is done);
 3. posts again with the draft unchanged: the job finds nothing to publish.
 
 Prints a Markdown table and a ``SUMMARY`` line.

@@ -1,8 +1,11 @@
 """``manage.py bootstrap_demo`` — first-start setup of the embedded platform.
 
-Loads the demo knowledge pack when the platform has no project yet, and creates the demo people (a
-domain expert, a reviewer, an admin) and a client-app API token. Passwords and the token are random
-and printed once, at creation; later runs say they exist.
+Loads the demo knowledge pack when the platform has no project yet, publishes it, sends it a seeded
+night of customer traffic (the ``traffic.yaml`` beside the pack: ``manage.py seed_demo_traffic``) and
+queues one offline-loop run for the worker, so a reviewer's queue holds what the loop made of that
+night (``--no-traffic`` skips it). It creates the demo people (a domain expert, a reviewer, an admin)
+and a client-app API token. Passwords and the token are random and printed once, at creation; later
+runs say they exist.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--pack", default=str(DEMO_PACK), help="pack to load when no project exists")
+        parser.add_argument("--no-traffic", action="store_true", help="no demo traffic, no first loop run")
 
     def handle(self, *args: Any, **options: Any) -> None:
         pack = Path(options["pack"])
@@ -49,6 +53,17 @@ class Command(BaseCommand):
                         stdout=self.stdout,
                         stderr=self.stderr,
                     )
+                    traffic = pack.parent / "traffic.yaml"
+                    if traffic.exists() and not options["no_traffic"]:
+                        call_command(
+                            "seed_demo_traffic",
+                            imported.slug,
+                            "--file",
+                            str(traffic),
+                            "--queue-loop",
+                            stdout=self.stdout,
+                            stderr=self.stderr,
+                        )
             else:
                 self.stdout.write(f"No demo pack at {pack}; starting with an empty platform.")
         project = Project.objects.order_by("pk").first()

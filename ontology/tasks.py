@@ -12,7 +12,7 @@ from typing import Any
 
 from celery import shared_task
 
-from arg_platform.jobs import job_execute
+from arg_platform.jobs import job_task_execute
 
 from .publish_jobs import publish_job_work
 
@@ -22,10 +22,4 @@ from .publish_jobs import publish_job_work
 )
 def release_publish_task(self: Any, job_id: int) -> dict[str, Any]:
     """Publish the draft of the job's project (``publish_job_work``)."""
-    final = self.request.retries >= self.max_retries
-    try:
-        return job_execute(job_id, publish_job_work, final_attempt=final)
-    except Exception as exc:
-        if final:
-            raise
-        raise self.retry(exc=exc, countdown=10) from exc
+    return job_task_execute(self, job_id, publish_job_work)

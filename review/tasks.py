@@ -25,7 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from arg_platform.errors import DomainError
-from arg_platform.jobs import job_execute
+from arg_platform.jobs import job_task_execute
 from arg_platform.models import Job
 
 from .apply_jobs import apply_job_work
@@ -147,10 +147,4 @@ def offline_nightly_task() -> list[int]:
 )
 def proposals_apply_task(self: Any, job_id: int) -> dict[str, Any]:
     """Apply the approved proposals of the job's project and publish (``review.apply_jobs``)."""
-    final = self.request.retries >= self.max_retries
-    try:
-        return job_execute(job_id, apply_job_work, final_attempt=final)
-    except Exception as exc:
-        if final:
-            raise
-        raise self.retry(exc=exc, countdown=10) from exc
+    return job_task_execute(self, job_id, apply_job_work)

@@ -77,7 +77,7 @@ def job_progress(job_id: int, fraction: float, message: str) -> None:
 def job_claim(job_id: int) -> Job | None:
     """Mark the job RUNNING and count the attempt; ``None`` when it is already finished."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().select_related("project", "created_by").get(pk=job_id)
+        job = Job.objects.select_for_update(of=("self",)).select_related("project", "created_by").get(pk=job_id)
         if job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
             return None
         attempts = int(job.params.get("attempts", 0)) + 1
@@ -135,6 +135,18 @@ def job_execute(job_id: int, work: Work, *, final_attempt: bool = True) -> dict[
         raise
     job_succeed(job_id, result, str(result.get("detail") or "done"))
     return result
+
+
+def job_task_execute(task: Any, job_id: int, work: Work, *, retry_after_s: int = 10) -> dict[str, Any]:
+    """What a job's Celery task (``bind=True``) runs: ``job_execute``; an unexpected error is retried
+    ``retry_after_s`` later until the task's last attempt, which fails the job."""
+    final = task.request.retries >= task.max_retries
+    try:
+        return job_execute(job_id, work, final_attempt=final)
+    except Exception as exc:
+        if final:
+            raise
+        raise task.retry(exc=exc, countdown=retry_after_s) from exc
 
 
 def job_run_inline(job: Job, work: Work, progress: Progress | None = None) -> Job:

@@ -136,3 +136,37 @@ def test_the_job_api_answers_members_and_hides_other_projects_jobs(tiny, make_us
     foreign = publish_job_open(project=other, actor=None)
     assert member.get(f"/api/v1/projects/tiny/jobs/{foreign.pk}/").status_code == 404
     assert member.get(f"/api/v1/projects/{other.slug}/jobs/{foreign.pk}/").status_code == 404
+
+
+def test_a_job_task_retries_an_unexpected_error_and_fails_the_job_on_its_last_attempt(tiny, monkeypatch):
+    from arg_platform.celery import app
+    from arg_platform.jobs import job_task_execute
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
+    failures = {"left": 1}
+
+    def flaky(claimed, progress):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OSError("broker hiccup")
+        return {"detail": "done on a retry"}
+
+    @app.task(bind=True, max_retries=2, name="tests.flaky_job")
+    def flaky_task(self, job_id):
+        return job_task_execute(self, job_id, flaky, retry_after_s=0)
+
+    recovered, _ = job_open(kind="test.flaky", project=tiny, actor=None, params={})
+    flaky_task.apply(args=[recovered.pk])
+    recovered.refresh_from_db()
+    assert (recovered.status, recovered.params["attempts"], recovered.message) == (
+        "SUCCEEDED",
+        2,
+        "done on a retry",
+    )
+
+    failures["left"] = 99
+    doomed, _ = job_open(kind="test.flaky", project=tiny, actor=None, params={})
+    flaky_task.apply(args=[doomed.pk])
+    doomed.refresh_from_db()
+    assert (doomed.status, doomed.params["attempts"]) == ("FAILED", 3)  # the first try and two retries
+    assert doomed.result["error"] == "OSError: broker hiccup"

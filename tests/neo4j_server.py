@@ -112,7 +112,7 @@ def neo4j_store() -> Any:
 def neo4j_keep_only(store: Any, project_ids: set[int]) -> None:
     """Delete the Neo4j graphs of every project but ``project_ids``."""
     with store.driver.session(database=store.database) as session:
-        for label in ("OntologyNode", "NodeAlias"):
+        for label in ("OntologyNode", "NodeAlias", "ProjectGraph"):
             session.run(
                 f"MATCH (n:{label}) WHERE NOT n.project_id IN $keep DETACH DELETE n", keep=sorted(project_ids)
             ).consume()

@@ -15,6 +15,13 @@ The GDS projection equals ``projection.build_projection``: one undirected relati
 ACTIVE nodes joined by any edge, weighted by the sum of ``|weight|``. GDS Louvain has no random seed;
 it runs with concurrency 1, which makes it deterministic (``seed`` still drives the SimRank splits).
 
+GDS Node Similarity compares every node that has a neighbour with every other such node, so its time
+grows with the square of the node count (docs/benchmarks.md: 11–15 s at 10k nodes, 18 min at 100k, where
+the sparse product of ``ontology.analytics.jaccard`` — the same scores, computed only for the pairs
+that share a neighbour — takes 0.75–1 s and 13–17 s). Above ``settings.GDS_NODE_SIMILARITY_MAX_NODES``
+projected nodes, Node Similarity is therefore the sparse product on the same projection, and the
+signals say so (``computed_with`` "gds+sparse-jaccard").
+
 Every Cypher statement sent is a named entry of ``GDS_STATEMENTS`` (name → (query, declared
 parameters)) and goes through ``_run``, which refuses other parameters — so CI lints them with Neo4j's
 parser next to ``ontology.store.cypher.STATEMENTS``.
@@ -27,17 +34,22 @@ import uuid
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from ..store import get_graph_store
 from ..store.port import GraphData
+from .jaccard import jaccard_top_k
 from .networkx_backend import AnalyticsOptions, StageTimer, finish_signals
 from .projection import build_projection, rank_rows, relabel_communities
 from .signals import StructuralSignals
 
 # ``t`` carries no label, so the planner can only expand from ``s`` (a plan seeking ``t`` by index,
 # cached while the database was small, scanned every node of the project for each ``s``).
+# The generation is the head's (``ontology.store.cypher``), read in the projecting statement itself.
 GDS_PROJECT_ACTIVE = (
-    "MATCH (s:OntologyNode {project_id: $project_id, status: 'ACTIVE'}) "
+    "OPTIONAL MATCH (h:ProjectGraph {project_id: $project_id}) "
+    "WITH coalesce(h.generation, 0) AS generation "
+    "MATCH (s:OntologyNode {project_id: $project_id, generation: generation, status: 'ACTIVE'}) "
     "OPTIONAL MATCH (s)-[r:EDGE]-(t) "
     "WHERE t.project_id = $project_id AND t.status = 'ACTIVE' AND s.node_id < t.node_id "
     "WITH s, t, sum(abs(r.weight)) AS weight "
@@ -75,7 +87,6 @@ def _run(gds: Any, name: str, **params: Any) -> Any:
 
 def gds_client_from_settings() -> Any:
     """A ``GraphDataScience`` client on the configured Neo4j (``NEO4J_URI`` …)."""
-    from django.conf import settings
     from graphdatascience import GraphDataScience
 
     if not settings.NEO4J_URI:
@@ -128,6 +139,7 @@ def compute_gds(
     index = {node_id: i for i, node_id in enumerate(projection.node_ids)}
     n = projection.size
     community = np.arange(n, dtype=np.int64)
+    computed_with = "gds"
     jaccard: tuple[np.ndarray, np.ndarray, np.ndarray] = (
         np.zeros(0, dtype=np.int64),
         np.zeros(0, dtype=np.int64),
@@ -147,7 +159,10 @@ def compute_gds(
                     groups.setdefault(c, []).append(i)
                 community = relabel_communities(groups.values(), n)
             with timer("jaccard"):
-                if options.jaccard_top_k > 0:  # GDS refuses topK 0; nothing to keep anyway
+                if n > settings.GDS_NODE_SIMILARITY_MAX_NODES:
+                    computed_with = "gds+sparse-jaccard"
+                    jaccard = jaccard_top_k(projection.adjacency, top_k=options.jaccard_top_k)
+                elif options.jaccard_top_k > 0:  # GDS refuses topK 0; nothing to keep anyway
                     jaccard = _node_similarity(client, graph_name, index, options.jaccard_top_k, project_id)
         except BaseException:
             # The projection is dropped whatever happened; a failed drop must not hide the failure.
@@ -155,4 +170,6 @@ def compute_gds(
                 _run(client, "GDS_DROP_GRAPH", graph_name=graph_name)
             raise
         _run(client, "GDS_DROP_GRAPH", graph_name=graph_name)
-    return finish_signals(projection, community, jaccard, options=options, timer=timer, computed_with="gds")
+    return finish_signals(
+        projection, community, jaccard, options=options, timer=timer, computed_with=computed_with
+    )

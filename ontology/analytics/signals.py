@@ -32,7 +32,8 @@ class StructuralSignals:
 
     Every ACTIVE node is a key of ``communities``, ``degree``, ``jaccard`` and ``simrank`` (an empty
     tuple when it has no partner). ``jaccard`` / ``simrank`` list (node_id, score) by score descending,
-    then node_id. ``computed_with`` names the backend ("networkx" or "gds"), ``seconds`` the wall time,
+    then node_id. ``computed_with`` names the backend ("networkx", "gds", or
+    "gds+sparse-jaccard" when Node Similarity was the sparse product), ``seconds`` the wall time,
     ``timings`` the seconds of each stage, ``parameters`` what the computation was asked for.
     """
 

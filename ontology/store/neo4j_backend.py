@@ -4,18 +4,18 @@ Every statement comes from ``ontology.store.cypher`` (see its docstring for the 
 sent through ``_run``, which refuses parameters other than the declared ones. Writes are managed
 transactions (``session.execute_write``): the transaction function reads what the graph rules need,
 checks them (``ontology.store.checks``) and writes; a ``RuleViolation`` raised inside it rolls the
-transaction back, so a refusal writes nothing. ``replace_graph`` deletes and rewrites a project's
-graph in one transaction, in ``UNWIND`` batches of ``REPLACE_BATCH_SIZE`` rows — up to
-``STAGED_ABOVE`` rows (nodes + edges + aliases, of the new graph or of the one it replaces). A larger
-graph is *staged*: written in batches of
-their own transactions under the project's staging key (``-2·project_id``, a key no reader asks for),
-then swapped in by one transaction that moves the old graph to the tombstone key
-(``-2·project_id - 1``) and the staged one to the project — one property write per node, far less than
-writing the graph, yet still proportional to it (replacing a 100k-node graph needs more than 1 GiB of
-heap; docs/benchmarks.md). Readers see the old graph or the new one, never a part; inside a unit of
-work the swap is part of the unit, so it commits or rolls back with it.
-The tombstone is deleted in batches after the swap has committed; leftovers of an interrupted
-replacement are deleted by the next one.
+transaction back, so a refusal writes nothing. A statement on a project's graph names its
+*generation* (see ``ontology.store.cypher``): ``_run`` reads it from the project's head once per
+transaction.
+
+``replace_graph`` deletes and rewrites a project's graph in one transaction, in ``UNWIND`` batches of
+``REPLACE_BATCH_SIZE`` rows — up to ``STAGED_ABOVE`` rows (nodes + edges + aliases, of the new graph
+or of the one it replaces). A larger graph is *staged*: written as the next generation in batches of
+their own transactions (no reader asks for that generation), then swapped in by one transaction that
+points the head at it — one write, whatever the graph's size. Readers see the old graph or the new
+one, never a part; inside a unit of work the swap is part of the unit, so it commits or rolls back
+with it. The replaced generation is deleted in batches once the swap has committed; leftovers of an
+interrupted replacement are deleted by the next one.
 
 A *unit of work* (``unit_of_work()``, opened by ``ontology.store.unit_of_work.graph_atomic`` with a Django
 atomic block) is one explicit Neo4j transaction that every read and write of this thread joins until
@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,7 +55,7 @@ from .checks import (
     check_status,
     taxonomy_refs,
 )
-from .cypher import SCHEMA_STATEMENTS, STATEMENTS
+from .cypher import AUTOCOMMIT_STATEMENTS, SCHEMA_STATEMENTS, STATEMENTS
 from .port import (
     AliasData,
     Direction,
@@ -70,11 +71,32 @@ STAGED_ABOVE = 20_000
 NEIGHBOUR_STATEMENTS = {"out": "NEIGHBOURS_OUT", "in": "NEIGHBOURS_IN", "both": "NEIGHBOURS_BOTH"}
 
 
+# The generation of each project's graph as the transaction sees it: read from the head once.
+_generations: weakref.WeakKeyDictionary[Any, dict[int, int]] = weakref.WeakKeyDictionary()
+
+
+def graph_generation(tx: Any, project_id: int) -> int:
+    """The generation that is ``project_id``'s graph in ``tx`` (0 for a project without a head)."""
+    seen = _generations.setdefault(tx, {})
+    if project_id not in seen:
+        query, _ = STATEMENTS["GRAPH_GENERATION"]
+        seen[project_id] = int(tx.run(query, {"project_id": project_id}).single()["generation"])
+    return seen[project_id]
+
+
+def _set_graph_generation(tx: Any, project_id: int, generation: int) -> None:
+    _run(tx, "SET_GRAPH_GENERATION", project_id=project_id, generation=generation).consume()
+    _generations.setdefault(tx, {})[project_id] = generation
+
+
 def _run(tx: Any, name: str, **params: Any) -> Any:
-    """Send the named statement; its parameters must be exactly the declared ones (CI lints those)."""
+    """Send the named statement; its parameters must be exactly the declared ones (CI lints those),
+    but for ``generation``, which is the project's current one unless the caller names another."""
     query, declared = STATEMENTS[name]
-    if set(params) != set(declared):
+    if set(params) | ({"generation"} & set(declared)) != set(declared):
         raise TypeError(f"cypher {name}: parameters {sorted(params)} differ from declared {sorted(declared)}")
+    if "generation" in declared and "generation" not in params:
+        params["generation"] = graph_generation(tx, params["project_id"])
     return tx.run(query, params)
 
 
@@ -259,8 +281,8 @@ class Neo4jGraphStore:
                 _rollback_quietly(tx)
                 raise RuntimeError("the graph unit of work could not return to a savepoint; rolled back")
             tx.commit()
-            for key in getattr(self._local, "after_commit", []):
-                self._purge(key)
+            for project_id in getattr(self._local, "after_commit", []):
+                self._purge(project_id)
         finally:
             self._local.tx = None
             self._local.broken = False
@@ -290,6 +312,9 @@ class Neo4jGraphStore:
         self.driver.verify_connectivity()  # fail fast instead of retrying for a minute
         with self.driver.session(database=self.database) as session:
             for name in SCHEMA_STATEMENTS:
+                if name in AUTOCOMMIT_STATEMENTS:  # CALL … IN TRANSACTIONS commits its own batches
+                    session.run(STATEMENTS[name][0]).consume()
+                    continue
                 # Schema commands cannot share a transaction with writes; each runs on its own.
                 session.execute_write(lambda tx, n=name: _run(tx, n).consume())
         return list(SCHEMA_STATEMENTS)
@@ -303,49 +328,50 @@ class Neo4jGraphStore:
         if max(rows, int(current["nodes"]) + int(current["edges"])) <= self.staged_above:
             self._write(self._replace, project_id, graph)
             return
-        staging, tombstone = -2 * project_id, -2 * project_id - 1
+        generation = self._read(graph_generation, project_id)  # the unit's view, inside one
+        keep = {generation, self._committed_generation(project_id)}
+        staged = max(keep) + 1
         with self.driver.session(database=self.database) as session:  # not the unit: these commit now
-            for key in (staging, tombstone):
-                self._delete_in_batches(session, key)
+            self._delete_other_generations(session, project_id, keep)  # an interrupted replacement's
             now = timezone.now()
             for name, params in _replace_rows(graph):
                 for batch in batches(params):
                     extra = {"now": now} if name != "CREATE_EDGES" else {}
                     session.execute_write(
                         lambda tx, n=name, b=batch, e=extra: _run(
-                            tx, n, project_id=staging, rows=b, **e
+                            tx, n, project_id=project_id, generation=staged, rows=b, **e
                         ).consume()
                     )
-
-        def swap(tx: Any) -> None:
-            _run(tx, "MOVE_PROJECT_NODES", project_id=project_id, to=tombstone).consume()
-            _run(tx, "MOVE_PROJECT_ALIASES", project_id=project_id, to=tombstone).consume()
-            _run(tx, "MOVE_PROJECT_NODES", project_id=staging, to=project_id).consume()
-            _run(tx, "MOVE_PROJECT_ALIASES", project_id=staging, to=project_id).consume()
-
-        self._write(swap)
+        self._write(_set_graph_generation, project_id, staged)
         if self.in_unit_of_work:
-            self._local.after_commit = [*getattr(self._local, "after_commit", []), tombstone]
+            self._local.after_commit = [*getattr(self._local, "after_commit", []), project_id]
         else:
-            self._purge(tombstone)
+            self._purge(project_id)
 
-    def _purge(self, key: int) -> None:
+    def _committed_generation(self, project_id: int) -> int:
         with self.driver.session(database=self.database) as session:
-            self._delete_in_batches(session, key)
+            return int(session.execute_read(graph_generation, project_id))
+
+    def _purge(self, project_id: int) -> None:
+        """Delete every generation of the project's graph but the committed current one."""
+        with self.driver.session(database=self.database) as session:
+            keep = {int(session.execute_read(graph_generation, project_id))}
+            self._delete_other_generations(session, project_id, keep)
 
     @staticmethod
-    def _delete_in_batches(session: Any, key: int) -> None:
-        """Delete the graph stored under ``key`` a batch of nodes per transaction."""
-        session.execute_write(lambda tx: _run(tx, "DELETE_PROJECT_ALIASES", project_id=key).consume())
-        deleted = 1
-        while deleted:
-            deleted = session.execute_write(
-                lambda tx: (
-                    _run(tx, "DELETE_NODES_BATCH", project_id=key, limit=REPLACE_BATCH_SIZE)
-                    .consume()
-                    .counters.nodes_deleted
+    def _delete_other_generations(session: Any, project_id: int, keep: set[int]) -> None:
+        """Delete the project's nodes and aliases of generations not in ``keep``, a batch per
+        transaction."""
+        for name in ("DELETE_OTHER_ALIASES_BATCH", "DELETE_OTHER_NODES_BATCH"):
+            deleted = 1
+            while deleted:
+                deleted = session.execute_write(
+                    lambda tx, n=name: (
+                        _run(tx, n, project_id=project_id, keep=sorted(keep), limit=REPLACE_BATCH_SIZE)
+                        .consume()
+                        .counters.nodes_deleted
+                    )
                 )
-            )
 
     @staticmethod
     def _replace(tx: Any, project_id: int, graph: GraphData) -> None:

@@ -210,6 +210,11 @@ NEO4J_DATABASE = env_str("NEO4J_DATABASE", "neo4j", doc="Neo4j database name")
 NEO4J_MAX_RETRY_S = env_int(
     "NEO4J_MAX_RETRY_S", 3, doc="how long a graph store call retries an unreachable Neo4j before a 503 (s)"
 )
+GDS_NODE_SIMILARITY_MAX_NODES = env_int(
+    "ARG_GDS_NODE_SIMILARITY_MAX_NODES",
+    20_000,
+    doc="above this many ACTIVE nodes, Node Similarity is the sparse product, not GDS (quadratic)",
+)
 if GRAPH_BACKEND == "neo4j" and not NEO4J_URI:
     raise ImproperlyConfigured("NEO4J_URI must be set when ARG_GRAPH_BACKEND=neo4j")
 

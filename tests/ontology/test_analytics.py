@@ -251,7 +251,7 @@ def test_gds_statements_pass_the_cypher_linter() -> None:
     from ontology.store import cypher
 
     payload = {
-        "labels": [cypher.NODE_LABEL, cypher.ALIAS_LABEL],
+        "labels": list(cypher.LABELS),
         "relationshipTypes": [cypher.EDGE_REL_TYPE],
         "statements": [
             {"name": name, "query": query, "params": list(params)}
@@ -330,9 +330,10 @@ def test_gds_statements_refuse_undeclared_parameters() -> None:
 
 @pytest.mark.neo4j
 @pytest.mark.django_db
-def test_gds_backend_matches_networkx_on_neo4j(project: Any) -> None:
+def test_gds_backend_matches_networkx_on_neo4j(project: Any, settings: Any) -> None:
     """Louvain and Node Similarity by GDS on a real server, through the store's own connection and
-    through the ``graphdatascience`` client, equal the networkx backend's."""
+    through the ``graphdatascience`` client, equal the networkx backend's; so does the gds backend
+    above its Node Similarity limit, which takes Node Similarity from the sparse product."""
     from graphdatascience import GraphDataScience
 
     from tests.neo4j_server import neo4j_connection, neo4j_store
@@ -348,6 +349,8 @@ def test_gds_backend_matches_networkx_on_neo4j(project: Any) -> None:
         store.replace_graph(project.pk, graph)
         through_store = compute_structural_signals(graph, backend="gds", project_id=project.pk, gds=store)
         through_client = compute_structural_signals(graph, backend="gds", project_id=project.pk, gds=client)
+        settings.GDS_NODE_SIMILARITY_MAX_NODES = len(graph.nodes) - 2  # fewer than the ACTIVE nodes
+        over_the_limit = compute_structural_signals(graph, backend="gds", project_id=project.pk, gds=store)
         projections = client.graph.list()
     finally:
         store.replace_graph(project.pk, GraphData())
@@ -355,8 +358,12 @@ def test_gds_backend_matches_networkx_on_neo4j(project: Any) -> None:
         client.close()
     in_process = compute_structural_signals(graph)
 
-    for with_gds in (through_store, through_client):
-        assert with_gds.computed_with == "gds"
+    assert [s.computed_with for s in (through_store, through_client, over_the_limit)] == [
+        "gds",
+        "gds",
+        "gds+sparse-jaccard",
+    ]
+    for with_gds in (through_store, through_client, over_the_limit):
         assert with_gds.communities == in_process.communities
         assert with_gds.jaccard == in_process.jaccard
         assert with_gds.simrank == in_process.simrank and with_gds.degree == in_process.degree

@@ -63,6 +63,7 @@ def _check(text: str, backends: list[str]) -> dict[str, str]:
             "publish_s",
             "apply_s",
             "replace_s_200",
+            "replace_again_s_200",
             "publish_s_200",
             "louvain_s_200",
             "nodesim_s_200",

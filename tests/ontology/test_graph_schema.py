@@ -43,9 +43,67 @@ def test_init_schema_creates_the_keys_twice_without_change_and_drops_unused_inde
 
     assert first_out.getvalue() == second_out.getvalue() and "graph schema ready" in first_out.getvalue()
     assert (constraints, indexes) == first
-    assert {"ontology_node_key", "ontology_alias_key"} <= constraints
-    assert {"ontology_node_type", "ontology_node_status", "ontology_edge_type"} <= indexes
+    assert {
+        "ontology_node_generation_key",
+        "ontology_alias_generation_key",
+        "ontology_graph_head_key",
+    } <= constraints
+    assert {
+        "ontology_node_graph",
+        "ontology_alias_graph",
+        "ontology_node_generation_type",
+        "ontology_node_generation_status",
+        "ontology_edge_type",
+    } <= indexes
+    assert not {"ontology_node_key", "ontology_alias_key"} & constraints
     assert "ontology_node_text" not in indexes and "ontology_node_embedding" not in indexes
+
+
+@pytest.mark.neo4j
+@pytest.mark.django_db
+def test_init_schema_migrates_a_graph_written_before_generations(project: Any) -> None:
+    """A database an earlier version wrote (keys on (project_id, node_id), no generation) is read as
+    generation 0 after ``init_schema``, and can then be replaced by a staged generation."""
+    from ontology.store.port import GraphData
+    from tests.neo4j_server import neo4j_store, neo4j_wipe
+
+    store = neo4j_store()
+    neo4j_wipe(store)
+    try:
+        with store.driver.session(database=store.database) as session:
+            for statement in (
+                "DROP CONSTRAINT ontology_node_generation_key IF EXISTS",
+                "DROP CONSTRAINT ontology_alias_generation_key IF EXISTS",
+                "CREATE CONSTRAINT ontology_node_key IF NOT EXISTS "
+                "FOR (n:OntologyNode) REQUIRE (n.project_id, n.node_id) IS UNIQUE",
+            ):
+                session.run(statement).consume()
+            session.run(
+                "CREATE (a:OntologyNode {project_id: $p, node_id: 'N-old', type: 'FAQ', title: 'Old', "
+                "status: 'ACTIVE'})-[:EDGE {type: 'RELATED_TO', weight: 0.5, semantics: ''}]->"
+                "(b:OntologyNode {project_id: $p, node_id: 'N-older', type: 'FAQ', title: 'Older', "
+                "status: 'ACTIVE'}) "
+                "CREATE (:OntologyNode {project_id: $p, node_id: 'N-gone', type: 'FAQ', title: 'Gone', "
+                "status: 'REMOVED'}) "
+                "CREATE (:NodeAlias {project_id: $p, source: 'N-gone', targets: ['N-old'], reason: 'split'})",
+                p=project.pk,
+            ).consume()
+        assert store.get_node(project.pk, "N-old") is None  # no generation yet: not the project's graph
+
+        store.init_schema()
+
+        assert store.get_node(project.pk, "N-old").title == "Old"  # type: ignore[union-attr]
+        assert store.counts(project.pk)["edges"] == 1 and store.resolve_alias(project.pk, "N-gone") == (
+            "N-old",
+        )
+        store.staged_above = 0  # the old node key would refuse the same node id in a second generation
+        store.replace_graph(project.pk, store.export_graph(project.pk))
+        assert store.get_node(project.pk, "N-older").title == "Older"  # type: ignore[union-attr]
+        store.replace_graph(project.pk, GraphData())
+    finally:
+        neo4j_wipe(store)
+        store.init_schema()
+        store.close()
 
 
 @pytest.mark.neo4j

@@ -8,6 +8,7 @@ test — on ``neo4j``, a real server (``tests/neo4j_server.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Iterator
@@ -187,14 +188,25 @@ def test_a_savepoint_rolls_back_one_part_and_keeps_the_rest(
     ]
 
 
-def _keys_in_use(store: Any) -> set[int]:
+def _generations_stored(store: Any, project_id: int) -> tuple[set[int], int]:
+    """The generations the project's nodes and aliases are stored under, and the head's."""
+    from ontology.store.neo4j_backend import graph_generation
+
     with store.driver.session(database=store.database) as session:
-        return {
-            r["key"]
+        stored = {
+            r["g"]
             for r in session.run(
-                "MATCH (n) WHERE n:OntologyNode OR n:NodeAlias RETURN DISTINCT n.project_id AS key"
+                "MATCH (n) WHERE (n:OntologyNode OR n:NodeAlias) AND n.project_id = $p "
+                "RETURN DISTINCT n.generation AS g",
+                p=project_id,
             )
         }
+        return stored, session.execute_read(graph_generation, project_id)
+
+
+def _only_the_head_generation(store: Any, project_id: int) -> bool:
+    stored, head = _generations_stored(store, project_id)
+    return stored <= {head}
 
 
 @pytest.fixture
@@ -226,7 +238,7 @@ def test_a_large_replacement_is_staged_in_batches_and_swapped_whole(staged_store
     exported = staged_store.export_graph(project.pk)
     assert {n.node_id for n in exported.nodes} == {n.node_id for n in sample_graph().nodes}
     assert len(exported.edges) == len(sample_graph().edges) and len(exported.aliases) == 1
-    assert _keys_in_use(staged_store) == {project.pk}  # no staging or tombstone left
+    assert _only_the_head_generation(staged_store, project.pk)  # the replaced generation is gone
 
 
 @pytest.mark.neo4j
@@ -251,11 +263,45 @@ def test_a_staged_replacement_that_fails_midway_leaves_the_old_graph(
         staged_store.replace_graph(project.pk, GraphData(nodes=sample_graph().nodes[:5]))
     monkeypatch.setattr(backend, "_run", real_run)
 
-    assert sent.count("CREATE_NODES") >= 2  # several batches had committed under the staging key
+    assert sent.count("CREATE_NODES") >= 2  # several batches of the next generation had committed
+    assert len(_generations_stored(staged_store, project.pk)[0]) == 2
     assert staged_store.export_graph(project.pk) == before
     staged_store.replace_graph(project.pk, GraphData(nodes=sample_graph().nodes[:5]))
     assert len(staged_store.export_graph(project.pk).nodes) == 5
-    assert _keys_in_use(staged_store) == {project.pk}  # the next replacement cleared the leftovers
+    assert _only_the_head_generation(staged_store, project.pk)  # the next one cleared the leftovers
+
+
+@pytest.mark.neo4j
+@pytest.mark.django_db
+def test_readers_see_the_old_graph_until_a_swap_that_writes_only_the_head(
+    staged_store: Any, project: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ontology.store.neo4j_backend as backend
+
+    staged_store.replace_graph(project.pk, sample_graph())
+    before = staged_store.export_graph(project.pk)
+    real_run, seen_midway, sent = backend._run, [], []
+
+    def spying_run(tx: Any, name: str, **params: Any) -> Any:
+        sent.append((id(tx), name))
+        result = real_run(tx, name, **params)
+        if name == "CREATE_EDGES" and not seen_midway:  # every node batch of the new graph committed
+            seen_midway.append(staged_store.export_graph(project.pk))
+        return result
+
+    monkeypatch.setattr(backend, "_run", spying_run)
+    new = dataclasses.replace(
+        before, nodes=tuple(dataclasses.replace(n, title=f"{n.title} (v2)") for n in before.nodes)
+    )
+    staged_store.replace_graph(project.pk, new)
+    monkeypatch.setattr(backend, "_run", real_run)
+
+    assert seen_midway == [before]
+    assert staged_store.export_graph(project.pk) == new
+    swap = {tx for tx, name in sent if name == "SET_GRAPH_GENERATION"}
+    assert len(swap) == 1
+    assert [name for tx, name in sent if tx in swap] == ["SET_GRAPH_GENERATION"]
+    assert _only_the_head_generation(staged_store, project.pk)
 
 
 @pytest.mark.neo4j
@@ -280,7 +326,7 @@ def test_a_staged_replacement_inside_a_unit_rolls_back_with_it(staged_store: Any
     finally:
         store_module._store, store_module._store_pid = saved
     assert len(staged_store.export_graph(project.pk).nodes) == 2
-    assert _keys_in_use(staged_store) == {project.pk}  # the tombstone went after the commit
+    assert _only_the_head_generation(staged_store, project.pk)  # the old one went after the commit
 
 
 @pytest.mark.neo4j
@@ -300,4 +346,4 @@ def test_emptying_a_large_graph_is_staged_too(
     staged_store.replace_graph(project.pk, GraphData())
 
     assert staged_store.counts(project.pk)["nodes"] == 0
-    assert _keys_in_use(staged_store) == set()
+    assert _generations_stored(staged_store, project.pk)[0] == set()

@@ -31,7 +31,7 @@ def statements_payload() -> dict[str, object]:
         raise SystemExit("cypher-lint: a statement name is used twice")
     every = {**cypher.STATEMENTS, **GDS_STATEMENTS}
     return {
-        "labels": [cypher.NODE_LABEL, cypher.ALIAS_LABEL],
+        "labels": list(cypher.LABELS),
         "relationshipTypes": [cypher.EDGE_REL_TYPE],
         "statements": [
             {"name": name, "query": query, "params": list(params)}

@@ -145,3 +145,26 @@ def test_token_cache_can_be_switched_off(world, settings):
     key = _cli("create", "tiny", "uncached", "--role", "customer")[0].strip()
     assert _whoami(key)[0] == 200
     assert token_cache.get(ApiToken.objects.get(name="uncached").key_hash, 30) is None
+
+
+def test_a_personal_token_fails_at_once_when_its_person_is_deactivated_or_deleted(world):
+    """A person's token is refused on the very next request after the person is switched inactive (as
+    an admin in another process would), works again when reactivated, and goes with a deleted person."""
+    from django.contrib.auth import get_user_model
+
+    person = get_user_model().objects.create_user("leaver", password="pw-leaver-1234")
+    token, key = api_token_create(project=world["project"], name="leaver-token", user=person)
+    assert _whoami(key)[0] == 200  # the row is now in this process's token cache
+    get_user_model().objects.filter(pk=person.pk).update(is_active=False)
+    code, body = _whoami(key)
+    assert code == 401 and body["detail"] == "invalid, revoked or expired token"
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert (
+        client.post("/api/v1/projects/tiny/clusters/", {"key": "x9", "name": "X"}, format="json").status_code
+        == 401
+    )
+    get_user_model().objects.filter(pk=person.pk).update(is_active=True)
+    assert _whoami(key)[0] == 200
+    person.delete()
+    assert _whoami(key)[0] == 401 and not ApiToken.objects.filter(pk=token.pk).exists()

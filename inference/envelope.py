@@ -24,7 +24,8 @@ Bad input raises ``RuleViolation`` (the API answers 400) naming one rule per pro
 ``request.prompt_size``         longer than ``MAX_PROMPT_CHARS`` after normalization
 ``request.prompt_empty``        nothing left after normalization
 ``request.role_unknown``        the role is not one of the release's roles
-``request.role_forbidden``      the context names another role than the caller's own
+``request.role_forbidden``      the context names another role than the caller's own, or any role
+                                when the caller's role is fixed and it has none
 ``request.role_required``       the release defines roles and the request resolves none
 ``request.typology_unknown``    the typology hint is not one of the release's typologies
 ``request.typology_forbidden``  the typology's access constraints exclude the role or the channel
@@ -220,12 +221,15 @@ def build_envelope(
     default_role: str | None,
     default_typology: str | None,
     runtime: ReleaseRuntime,
+    role_fixed: bool = False,
 ) -> Envelope:
     """Validate and normalize one request into its envelope (every broken rule reported at once).
 
     ``default_role`` is the caller's own role (the API token's). A role named in the context must be
-    that role when the caller has one — a client cannot pick a more permissive policy — and may be
-    any of the release's roles when it has none. The typology is the context's hint when given
+    that role when the caller has one — a client cannot pick a more permissive policy. A caller
+    without a role may name any of the release's roles unless its role is *fixed* (``role_fixed``:
+    a client token, or a person who may not curate the project's policies), in which case it may name
+    none. The typology is the context's hint when given
     (checked against the release and the typology's access constraints), else ``default_typology``,
     else the role's default typology, else the release's default typology, when the release has it.
     """
@@ -251,7 +255,7 @@ def build_envelope(
                 f"the prompt is {len(normalized)} characters long; at most {MAX_PROMPT_CHARS} are accepted",
                 "prompt",
             )
-    role_key = _resolve_role(errors, context, default_role, runtime)
+    role_key = _resolve_role(errors, context, default_role, runtime, role_fixed=role_fixed)
     typology_key = _resolve_typology(errors, context, role_key, default_typology, runtime)
     language, confidence = UNDETERMINED, 0.0
     if context.language:
@@ -277,12 +281,25 @@ def build_envelope(
 
 
 def _resolve_role(
-    errors: ViolationCollector, context: RequestContext, default_role: str | None, runtime: ReleaseRuntime
+    errors: ViolationCollector,
+    context: RequestContext,
+    default_role: str | None,
+    runtime: ReleaseRuntime,
+    *,
+    role_fixed: bool,
 ) -> str | None:
     if default_role and context.role and context.role != default_role:
         errors.add(
             "request.role_forbidden",
             f"this client runs as role {default_role!r} and cannot act as {context.role!r}",
+            "role",
+        )
+        return None
+    if role_fixed and not default_role and context.role:
+        errors.add(
+            "request.role_forbidden",
+            f"this client's token carries no role, so it cannot act as {context.role!r}; "
+            "an admin gives a token its role when creating it",
             "role",
         )
         return None

@@ -57,6 +57,7 @@ class InferenceRequest:
     context: RequestContext
     token: Any = None
     default_role: str | None = None
+    role_fixed: bool = False  # the caller may name no role but ``default_role`` (envelope.build_envelope)
     parameters: dict[str, Any] = field(default_factory=dict)
     dry_run: bool = False
     idempotency_key: str | None = None
@@ -140,6 +141,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 default_role=request.default_role,
                 default_typology=None,
                 runtime=runtime,
+                role_fixed=request.role_fixed,
             )
         result.envelope = envelope
         if request.disambiguation is not None:  # input, checked before anything is decided

@@ -122,6 +122,7 @@ class InferView(APIView):
                 context=context,
                 token=token,
                 default_role=role,
+                role_fixed=not access.can(Capability.CURATE),
                 parameters=dict(valid.get("parameters") or {}),
                 dry_run=valid["dry_run"],
                 idempotency_key=valid.get("idempotency_key") or None,

@@ -95,15 +95,42 @@ def test_bad_input_is_a_clear_400_and_still_one_log_row(client_app, payload, rul
         assert log.prompt == payload["prompt"].replace("\x00", "\ufffd").replace("\ud800", "\ufffd")
 
 
-def test_a_token_without_role_must_name_a_known_role(tiny, token_client):
+def test_a_client_token_without_a_role_cannot_pick_one(tiny, token_client):
+    """A client token's role is fixed by the token: without one it may name no role (the hole this
+    closes: any caller could pick the most permissive policy), and in a project whose release
+    governs by role it must be given one."""
     client = token_client(tiny, name="no-role")
-    resp = client.post("/api/v1/infer", {"prompt": "invoice", "context": {"role": "ghost"}}, format="json")
-    assert resp.status_code == 400
-    assert resp.json()["rules"] == ["request.role_unknown"]
+    picked = client.post(
+        "/api/v1/infer", {"prompt": "download my invoice", "context": {"role": "customer"}}, format="json"
+    )
+    assert picked.status_code == 400
+    assert picked.json()["rules"] == ["request.role_forbidden"]
+    assert "carries no role" in json.dumps(picked.json())
+    unnamed = client.post("/api/v1/infer", {"prompt": "download my invoice"}, format="json")
+    assert unnamed.status_code == 400 and unnamed.json()["rules"] == ["request.role_required"]
+    assert InferenceLog.objects.filter(error__contains="role").count() == 2  # both refusals are logged
+
+
+def test_a_curator_may_name_a_role_to_test_its_policy(tiny):
+    """A person who may edit the project's policies (an expert) may call as any of the release's
+    roles, as the browser's "Try a request" does; an unknown role is still refused."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
+
+    from projects.models import Membership, PlatformRole
+    from projects.services import api_token_create
+
+    expert = get_user_model().objects.create_user("eve-expert", password="pw-eve-expert-1")
+    Membership.objects.create(user=expert, project=tiny, role=PlatformRole.EXPERT)
+    _, key = api_token_create(project=tiny, name="eve-personal", user=expert)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     ok = client.post(
         "/api/v1/infer", {"prompt": "download my invoice", "context": {"role": "customer"}}, format="json"
     )
-    assert ok.status_code == 200
+    assert ok.status_code == 200, ok.content
+    ghost = client.post("/api/v1/infer", {"prompt": "invoice", "context": {"role": "ghost"}}, format="json")
+    assert ghost.status_code == 400 and ghost.json()["rules"] == ["request.role_unknown"]
 
 
 def test_malformed_json_body_is_400_and_logged(client_app):

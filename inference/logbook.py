@@ -46,6 +46,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
         InferenceLog(
             project=request.project,
             request_id=request.request_id,
+            correlation_id=request.correlation_id,
             release_id=result.release_id,
             release_version=result.release_version,
             token=request.token,

@@ -14,7 +14,10 @@ class InferenceLog(models.Model):
     """
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="inference_logs")
-    request_id = models.CharField(max_length=64, unique=True)
+    request_id = models.CharField(max_length=64, unique=True, help_text="minted by the server")
+    correlation_id = models.CharField(
+        max_length=64, blank=True, db_index=True, help_text="the client's X-Request-ID (not unique)"
+    )
     release = models.ForeignKey(
         "ontology.Release", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -111,7 +114,11 @@ class Feedback(models.Model):
 
 class ActionExecution(models.Model):
     """One execution of an Action node through a registered handler; the idempotency key makes a
-    retried request return the first result instead of acting twice."""
+    retried request return the first result instead of acting twice.
+
+    A key belongs to its caller and its node: the same key sent by another caller (another token, another
+    person) or for another node is another key. ``request_digest`` records the parameters it was first
+    used with, so a caller reusing a key for different parameters is refused (409)."""
 
     class Status(models.TextChoices):
         SUCCEEDED = "SUCCEEDED"
@@ -123,6 +130,12 @@ class ActionExecution(models.Model):
         "projects.Project", on_delete=models.CASCADE, related_name="action_executions"
     )
     idempotency_key = models.CharField(max_length=128)
+    caller = models.CharField(
+        max_length=64, blank=True, help_text="whose key it is: token:<id> or user:<id> ('' for none)"
+    )
+    request_digest = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the parameters the key was first used with"
+    )
     request_id = models.CharField(max_length=64)
     node_id = models.CharField(max_length=128)
     handler = models.CharField(max_length=200)
@@ -134,7 +147,9 @@ class ActionExecution(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project", "idempotency_key"], name="action_unique_idempotency")
+            models.UniqueConstraint(
+                fields=["project", "caller", "node_id", "idempotency_key"], name="action_unique_caller_key"
+            )
         ]
 
     def __str__(self) -> str:

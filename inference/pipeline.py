@@ -56,6 +56,8 @@ class InferenceRequest:
     prompt: str
     context: RequestContext
     token: Any = None
+    correlation_id: str = ""  # the client's own id for the request (arg_platform.request_id)
+    caller: str = ""  # who sends it (token:<id> / user:<id>): whose idempotency keys these are
     default_role: str | None = None
     role_fixed: bool = False  # the caller may name no role but ``default_role`` (envelope.build_envelope)
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -226,6 +228,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                     dry_run=request.dry_run,
                     idempotency_key=request.idempotency_key,
                     project_id=request.project.pk,
+                    caller=request.caller,
                 )
             elif node.type == "OutOfScope":
                 outcome = _out_of_scope(snapshot, result.landing, decision, node_id=target)

@@ -68,6 +68,7 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
                 project=access.project,
                 prompt=form.cleaned_data["prompt"],
                 context=RequestContext(role=role),
+                caller=f"user:{request.user.pk}",
                 default_role=role,
                 disambiguation=(answers, form.cleaned_data["choice"]) if answers else None,
             )

@@ -4,8 +4,9 @@
 
 1. **policy checkpoints** — the node's type and labels must be admitted by ``policy_constraints``;
    a high-risk action needs the policy state ALLOW (RESTRICT or REFOCUS refuse it);
-2. **idempotent replay** — a key already used in this project returns the stored ``ActionExecution``
-   (the handler is not called again, whatever its status was: a TIMEOUT's side effect is unknown);
+2. **idempotent replay** — a key this caller already used for this node returns the stored
+   ``ActionExecution`` (the handler is not called again, whatever its status was: a TIMEOUT's side
+   effect is unknown); the same key with other parameters is refused (``IdempotencyKeyReused``, 409);
 3. **handler resolution** — ``python:<name>`` must be registered, ``webhook:<url>`` must be http(s);
 4. **context preconditions** — the handler's ``required_context`` keys;
 5. **clarification** — missing or ill-typed required parameters → CLARIFY with one question naming
@@ -24,6 +25,7 @@ handler exception are an ACTION outcome with status FAILED / TIMEOUT and a clear
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -33,6 +35,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from arg_platform.errors import RuleViolation, Violation
 from ontology.snapshot import GraphSnapshot, NodeView
 
 from ..contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
@@ -82,13 +85,16 @@ def run_action(
     dry_run: bool,
     idempotency_key: str | None,
     project_id: int,
+    caller: str = "",
     registry: HandlerRegistry | None = None,
     timeout_s: float | None = None,
 ) -> Outcome:
     """Verify, clarify and execute the Action node ``node_id`` for this request (see the module doc).
 
-    ``registry`` defaults to the process-wide one, ``timeout_s`` to ``settings.ACTION_TIMEOUT_S``.
-    Raises ``ValueError`` only for a caller bug: ``node_id`` unknown or not an Action node.
+    ``caller`` names who sends the request (``token:<id>``, ``user:<id>``): idempotency keys are
+    theirs. ``registry`` defaults to the process-wide one, ``timeout_s`` to
+    ``settings.ACTION_TIMEOUT_S``. Raises ``IdempotencyKeyReused`` when the caller reuses a key for
+    other parameters, and ``ValueError`` only for a caller bug: ``node_id`` unknown or not an Action.
     """
     if node_id not in snapshot.position:
         raise ValueError(f"node {node_id!r} is not in release v{snapshot.version}")
@@ -100,13 +106,16 @@ def run_action(
     given = dict(parameters or {})
     key = storage_key(idempotency_key, envelope.request_id, dry_run=dry_run)
     report = _Report(node=node, handler=str(node.extras.get("handler") or ""), key=key, dry_run=dry_run)
+    report.caller, report.digest = caller[:64], request_digest(given)
 
     refusal = policy_refusal(node, decision)  # 1. policy first
     if refusal:
         return report.outcome(OutcomeKind.REFUSE, ActionStatus.NOT_ALLOWED, given, refusal)
     if not dry_run:  # 2. a retried request returns the first result
-        stored = _stored(project_id, key)
+        stored = _stored(project_id, report)
         if stored is not None:
+            if stored.request_digest and stored.request_digest != report.digest:
+                raise IdempotencyKeyReused(key, stored.request_id)
             return _replay(report, _await_result(stored, timeout), timeout)
     resolved = resolve_handler(report.handler, registry)  # 3.
     if isinstance(resolved, str):
@@ -172,8 +181,33 @@ def storage_key(idempotency_key: str | None, request_id: str, *, dry_run: bool) 
     return key
 
 
-def _stored(project_id: int, key: str) -> ActionExecution | None:
-    return ActionExecution.objects.filter(project_id=project_id, idempotency_key=key).first()
+def request_digest(parameters: Mapping[str, object]) -> str:
+    """SHA-256 of the request's parameters (``confirm`` aside: confirming is the same request)."""
+    values = {k: v for k, v in parameters.items() if k != "confirm"}
+    text = json.dumps(json_safe(values), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class IdempotencyKeyReused(RuleViolation):
+    """The caller sent an idempotency key it already used for this action with other parameters."""
+
+    status_code = 409
+
+    def __init__(self, key: str, first_request_id: str) -> None:
+        super().__init__(
+            Violation(
+                "action.idempotency_key_reused",
+                f"idempotency key {key!r} was used for this action by request {first_request_id} with "
+                "other parameters; send a new key for a new request",
+                "idempotency_key",
+            )
+        )
+
+
+def _stored(project_id: int, report: _Report) -> ActionExecution | None:
+    return ActionExecution.objects.filter(
+        project_id=project_id, caller=report.caller, node_id=report.node.node_id, idempotency_key=report.key
+    ).first()
 
 
 def _in_progress(row: ActionExecution) -> bool:
@@ -211,6 +245,8 @@ def _execute_once(
             row = ActionExecution.objects.create(
                 project_id=project_id,
                 idempotency_key=report.key,
+                caller=report.caller,
+                request_digest=report.digest,
                 request_id=envelope.request_id,
                 node_id=report.node.node_id,
                 handler=resolved.ref,
@@ -219,7 +255,7 @@ def _execute_once(
                 result={IN_PROGRESS_MARKER: True},
             )
     except IntegrityError:
-        stored = _stored(project_id, report.key)
+        stored = _stored(project_id, report)
         assert stored is not None  # the row that won the race
         return _replay(report, _await_result(stored, timeout), timeout)
     execution = invoke(resolved, check.values, context, timeout_s=timeout)
@@ -244,6 +280,8 @@ def _record_dry_run(
             ActionExecution.objects.create(
                 project_id=project_id,
                 idempotency_key=report.key,
+                caller=report.caller,
+                request_digest=report.digest,
                 request_id=envelope.request_id,
                 node_id=report.node.node_id,
                 handler=resolved.ref,
@@ -329,6 +367,8 @@ class _Report:
         self.handler = handler
         self.key = key
         self.dry_run = dry_run
+        self.caller = ""  # whose key it is
+        self.digest = ""  # request_digest of the parameters sent
 
     def outcome(
         self,

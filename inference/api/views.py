@@ -101,6 +101,7 @@ class InferView(APIView):
         access = caller_access(request)
         token = request_token(request)
         request_id = getattr(request._request, "request_id", None) or ""
+        correlation_id = getattr(request._request, "correlation_id", "")
         role = token.role.key if token is not None and token.role_id else None
         try:
             data = request.data
@@ -110,7 +111,7 @@ class InferView(APIView):
             parse_error = None
         valid = s.plain_infer_request(data) if parse_error is None else None
         if valid is None:  # not a plain request: the serializer decides, with its field messages
-            valid = self._validated(request_id, access, data, parse_error, token, role)
+            valid = self._validated(request_id, correlation_id, access, data, parse_error, token, role)
         context = RequestContext(
             **{**valid.get("context", {}), "history": tuple(valid.get("context", {}).get("history", ()))}
         )
@@ -121,6 +122,8 @@ class InferView(APIView):
                 prompt=valid["prompt"],
                 context=context,
                 token=token,
+                correlation_id=correlation_id,
+                caller=f"token:{token.pk}" if token is not None else f"user:{request.user.pk}",
                 default_role=role,
                 role_fixed=not access.can(Capability.CURATE),
                 parameters=dict(valid.get("parameters") or {}),
@@ -145,6 +148,7 @@ class InferView(APIView):
     @staticmethod
     def _validated(
         request_id: str,
+        correlation_id: str,
         access: ProjectAccess,
         data: Any,
         parse_error: ParseError | None,
@@ -168,6 +172,7 @@ class InferView(APIView):
                 prompt,
                 RequestContext(),
                 token=token,
+                correlation_id=correlation_id,
                 default_role=role,
             )
         )

@@ -629,6 +629,63 @@ def test_a_repeated_idempotency_key_returns_the_stored_result_without_acting_aga
     assert ActionExecution.objects.filter(idempotency_key="k-same").count() == 1
 
 
+def test_an_idempotency_key_belongs_to_its_caller_and_node(demo_snapshot, project):
+    """Another caller's key is another key (a stranger never receives the first caller's parameters or
+    result); the same caller reusing its key for other parameters is refused with a 409 naming the
+    rule, and retrying the original request still replays its result."""
+    from inference.actions.execute import IdempotencyKeyReused
+
+    counting = Counting("billing.resend_invoice")
+    other_invoice = {"invoice_id": "INV-2024-009999"}
+    mine = act(
+        demo_snapshot,
+        project,
+        parameters=INVOICE,
+        idempotency_key="k-shared",
+        caller="token:1",
+        registry=counting.registry,
+    )
+    theirs = act(
+        demo_snapshot,
+        project,
+        parameters=other_invoice,
+        idempotency_key="k-shared",
+        caller="token:2",
+        registry=counting.registry,
+        envelope=envelope(request_id="r-act-2"),
+    )
+    assert len(counting.calls) == 2 and counting.calls[1] == other_invoice
+    assert theirs.action["replayed"] is False and theirs.action["parameters"] == other_invoice
+    assert theirs.action["result"] == {"ok": True, "n": 2}
+
+    with pytest.raises(IdempotencyKeyReused) as refused:
+        act(
+            demo_snapshot,
+            project,
+            parameters=other_invoice,
+            idempotency_key="k-shared",
+            caller="token:1",
+            registry=counting.registry,
+            envelope=envelope(request_id="r-act-3"),
+        )
+    assert refused.value.status_code == 409
+    assert refused.value.as_dict()["rules"] == ["action.idempotency_key_reused"]
+    assert "r-act-1" in refused.value.message
+
+    retried = act(
+        demo_snapshot,
+        project,
+        parameters={**INVOICE, "confirm": True},
+        idempotency_key="k-shared",
+        caller="token:1",
+        registry=counting.registry,
+        envelope=envelope(request_id="r-act-4"),
+    )
+    assert retried.action["replayed"] is True and retried.action["result"] == mine.action["result"]
+    assert len(counting.calls) == 2
+    assert sorted(ActionExecution.objects.values_list("caller", flat=True)) == ["token:1", "token:2"]
+
+
 def test_a_stored_timeout_is_replayed_not_retried(demo_snapshot, project):
     with loopback_server(lambda request: Reply(200, {}, delay_s=1.0)) as hook:
         snapshot = with_handler(demo_snapshot, RESEND, f"webhook:{hook.url}/slow")

@@ -133,6 +133,37 @@ def test_a_curator_may_name_a_role_to_test_its_policy(tiny):
     assert ghost.status_code == 400 and ghost.json()["rules"] == ["request.role_unknown"]
 
 
+def test_a_reused_client_request_id_costs_no_log_row_and_no_5xx(
+    tiny, client_app, token_client, make_user, client
+):
+    """Any client may send any X-Request-ID, as often as it likes, in any project: each request gets
+    its own server-minted id and log row, the client's id is kept (not unique) and echoed."""
+    elsewhere = pack_import(pack_read(SMALL), project_slug="tiny-elsewhere").project
+    release_publish(project=elsewhere, actor=None)
+    other = token_client(elsewhere, role=Role.objects.get(project=elsewhere, key="customer"), name="stranger")
+    before = InferenceLog.objects.count()
+    answers = [
+        caller.post(
+            "/api/v1/infer", {"prompt": "download my invoice"}, format="json", HTTP_X_REQUEST_ID="order-42"
+        )
+        for caller in (client_app, client_app, other)
+    ]
+    bad = client_app.post("/api/v1/infer", {"prompt": ""}, format="json", HTTP_X_REQUEST_ID="order-42")
+    assert [a.status_code for a in answers] == [200, 200, 200] and bad.status_code == 400
+    ids = [a.json()["request_id"] for a in [*answers, bad]]
+    assert len(set(ids)) == 4 and "order-42" not in ids
+    assert all(
+        a["X-Correlation-ID"] == "order-42" and a["X-Request-ID"] == a.json()["request_id"] for a in answers
+    )
+    assert InferenceLog.objects.count() == before + 4
+    rows = InferenceLog.objects.filter(request_id__in=ids)
+    assert {row.correlation_id for row in rows} == {"order-42"} and rows.count() == 4
+    assert {row.project_id for row in rows} == {tiny.pk, elsewhere.pk}
+    client.force_login(make_user("erin", "expert", tiny))
+    trace = client.get(f"/p/tiny/traces/{ids[0]}/").content.decode()
+    assert 'id="trace-correlation"' in trace and "order-42" in trace
+
+
 def test_malformed_json_body_is_400_and_logged(client_app):
     resp = client_app.post("/api/v1/infer", data="{not json", content_type="application/json")
     assert resp.status_code == 400

@@ -49,7 +49,7 @@ def test_schema_is_openapi3(client):
     assert "/api/v1/projects/{project}/labels/" in schema["paths"]
 
 
-def test_request_id_is_echoed_and_logged(client, caplog):
+def test_the_server_mints_the_request_id_and_keeps_the_clients_as_correlation_id(client, caplog):
     import logging
 
     from arg_platform.request_id import RequestIdLogFilter
@@ -57,15 +57,21 @@ def test_request_id_is_echoed_and_logged(client, caplog):
     caplog.handler.addFilter(RequestIdLogFilter())
     with caplog.at_level(logging.WARNING):
         resp = client.get("/api/v1/projects/", HTTP_X_REQUEST_ID="req-abc-123")
-    assert resp["X-Request-ID"] == "req-abc-123"
+    minted = resp["X-Request-ID"]
+    assert minted != "req-abc-123" and len(minted) == 32
+    assert resp["X-Correlation-ID"] == "req-abc-123"
     assert resp.status_code in (401, 403)
-    assert any(getattr(r, "request_id", None) == "req-abc-123" for r in caplog.records)
+    assert any(
+        getattr(r, "request_id", None) == minted and getattr(r, "correlation_id", None) == "req-abc-123"
+        for r in caplog.records
+    )
 
 
-def test_invalid_request_id_is_replaced(client):
+def test_an_invalid_client_request_id_is_ignored(client):
     resp = client.get("/healthz", HTTP_X_REQUEST_ID="bad id with spaces")
     assert resp["X-Request-ID"] != "bad id with spaces"
     assert len(resp["X-Request-ID"]) == 32
+    assert "X-Correlation-ID" not in resp
 
 
 def test_json_log_format_carries_request_id():

@@ -257,6 +257,8 @@ def _execute_once(
     except IntegrityError:
         stored = _stored(project_id, report)
         assert stored is not None  # the row that won the race
+        if stored.request_digest and stored.request_digest != report.digest:
+            raise IdempotencyKeyReused(report.key, stored.request_id) from None
         return _replay(report, _await_result(stored, timeout), timeout)
     execution = invoke(resolved, check.values, context, timeout_s=timeout)
     ActionExecution.objects.filter(pk=row.pk).update(

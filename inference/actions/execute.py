@@ -105,8 +105,14 @@ def run_action(
     timeout = float(timeout_s if timeout_s is not None else settings.ACTION_TIMEOUT_S)
     given = dict(parameters or {})
     key = storage_key(idempotency_key, envelope.request_id, dry_run=dry_run)
-    report = _Report(node=node, handler=str(node.extras.get("handler") or ""), key=key, dry_run=dry_run)
-    report.caller, report.digest = caller[:64], request_digest(given)
+    report = _Report(
+        node=node,
+        handler=str(node.extras.get("handler") or ""),
+        key=key,
+        dry_run=dry_run,
+        caller=caller[:64],
+        digest=request_digest(given),
+    )
 
     refusal = policy_refusal(node, decision)  # 1. policy first
     if refusal:
@@ -364,13 +370,15 @@ def _describe(values: Mapping[str, Any]) -> str:
 class _Report:
     """Builds the ``Outcome`` and its ``action`` dict for one ``run_action`` call."""
 
-    def __init__(self, *, node: NodeView, handler: str, key: str, dry_run: bool) -> None:
+    def __init__(
+        self, *, node: NodeView, handler: str, key: str, dry_run: bool, caller: str, digest: str
+    ) -> None:
         self.node = node
         self.handler = handler
         self.key = key
         self.dry_run = dry_run
-        self.caller = ""  # whose key it is
-        self.digest = ""  # request_digest of the parameters sent
+        self.caller = caller  # whose key it is
+        self.digest = digest  # request_digest of the parameters sent
 
     def outcome(
         self,

@@ -19,6 +19,8 @@ venv: $(STAMP)
 ## run: set up, migrate, load the demo pack on first start, print demo users, serve web + worker + beat
 ## (GRAPH=neo4j: on the neo4j backend, beside a local Neo4j with GDS: scripts/run-neo4j.sh)
 GRAPH ?= sql
+# The demo pack's action handlers (side-effect-free simulations); the product default registers none.
+run: export ARG_ACTION_HANDLER_MODULES ?= packs.demo.handlers
 run: venv
 ifeq ($(GRAPH),neo4j)
 	bash scripts/ensure-system-deps.sh
@@ -33,9 +35,12 @@ endif
 ## default), then again on a throwaway PostgreSQL (the production database); the tests marked neo4j
 ## talk to a real local Neo4j with GDS in both passes (tests/neo4j_server.py starts it). Then the
 ## graph half once more with the platform itself on the neo4j backend (NEO4J_PASS below).
+MYPY_PACKAGES := platform/arg_platform projects taxonomy ontology memory inference review
 NEO4J_PASS ?= tests/ontology tests/taxonomy tests/review tests/inference tests/memory tests/security
 test: system-deps venv
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
+	MYPYPATH=platform $(PY) -m mypy $(MYPY_PACKAGES)
 	$(PY) -m pytest
 	bash scripts/with-postgres.sh $(PY) -m pytest -p no:cacheprovider
 	ARG_GRAPH_BACKEND=neo4j bash scripts/with-neo4j.sh $(PY) -m pytest -p no:cacheprovider -m "not browser" $(NEO4J_PASS)
@@ -50,6 +55,8 @@ fuzz: venv
 
 lint:
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
+	MYPYPATH=platform $(PY) -m mypy $(MYPY_PACKAGES)
 	$(PY) -m ruff format --check .
 
 clean:

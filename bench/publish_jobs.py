@@ -87,7 +87,7 @@ def demo_project():
 
 
 def synthetic_project(nodes: int, seed: int):
-    from ontology.synthetic import synthetic_pack
+    from bench.synthetic import synthetic_pack
     from taxonomy.packs import PackDocument, pack_import
 
     pack = synthetic_pack(nodes=nodes, seed=seed, slug=f"synthetic-{nodes}")

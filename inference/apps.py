@@ -9,11 +9,12 @@ class InferenceConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from inference.learning.classifier import train_label_classifier
+        from inference.learning.encoder_finetune import release_encoder_hook
+        from inference.runtime import runtime_for
+        from inference.steps.info import info_sentences_hook
         from ontology.releases import ENCODER_HOOKS, GRAPH_HOOKS, PUBLISH_HOOKS
-
-        from .classifier import train_label_classifier
-        from .encoder_finetune import release_encoder_hook
-        from .info import info_sentences_hook
+        from ontology.snapshots import LOAD_HOOKS
 
         if release_encoder_hook not in ENCODER_HOOKS:
             ENCODER_HOOKS.append(release_encoder_hook)
@@ -21,3 +22,5 @@ class InferenceConfig(AppConfig):
             PUBLISH_HOOKS.append(train_label_classifier)
         if info_sentences_hook not in GRAPH_HOOKS:
             GRAPH_HOOKS.append(info_sentences_hook)
+        if runtime_for not in LOAD_HOOKS:  # a snapshot's runtime is built as it loads, not by a request
+            LOAD_HOOKS.append(runtime_for)

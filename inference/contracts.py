@@ -251,3 +251,11 @@ def plain(value: object) -> object:
     if isinstance(value, enum.Enum):
         return plain(value.value)
     return value
+
+
+def plain_fields(value: object) -> dict[str, object]:
+    """``plain`` of a dataclass instance: the JSON-ready dict of its fields."""
+    fields_ = plain(value)
+    if not isinstance(fields_, dict):
+        raise TypeError(f"{type(value).__name__} is not a dataclass instance")
+    return fields_

@@ -3,7 +3,7 @@
 Helpfulness yes → INFO_CONFIRMED_SUCCESS, no → INFO_LOW_CONFIDENCE; an action outcome confirms or
 fails an ACTION; a disambiguation choice is recorded as evidence (it names the branch the user meant)
 without confirming anything — only on a request that asked "Do you mean X or Y?", only for one of its
-options, stored as the option's LabelID (``inference.clarification``). Silence changes nothing. A
+options, stored as the option's LabelID (``inference.steps.clarification``). Silence changes nothing. A
 feedback with the same idempotency key for the same request is applied once, and a continuation's
 choice (idempotency key ``ANSWERED_BY`` + the continuation's request id) once per option: a client
 that retries the continuation sends a new request, and the retry must not count the choice twice.
@@ -16,10 +16,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from arg_platform.errors import NotFound, RuleViolation, Violation
-
-from .clarification import chosen_option
-from .contracts import InfoStatus, OutcomeKind
-from .models import Feedback, InferenceLog
+from inference.contracts import InfoStatus, OutcomeKind
+from inference.models import Feedback, InferenceLog
+from inference.steps.clarification import chosen_option
 
 # the idempotency key of the disambiguation feedback a continuation records: + its own request id
 ANSWERED_BY = "answered-by:"

@@ -7,10 +7,9 @@ from typing import Any
 from arg_platform.metrics import inference_observe
 from arg_platform.rows import insert_row
 from arg_platform.storable import storable_text
-
-from .contracts import OutcomeKind, plain
-from .models import InferenceLog
-from .pipeline import InferenceResult
+from inference.contracts import OutcomeKind, plain, plain_fields
+from inference.models import InferenceLog
+from inference.pipeline import InferenceResult
 
 
 def _json(value: Any) -> Any:
@@ -57,7 +56,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
             language=envelope.language if envelope else "",
             context={
                 k: (str(v) if v is not None and k == "timestamp" else v)
-                for k, v in plain(request.context).items()
+                for k, v in plain_fields(request.context).items()
             },
             policy_state=str(decision.state) if decision else "",
             policy_constraints=constraints,
@@ -97,7 +96,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
 
 def _weaver_json(result: InferenceResult) -> dict[str, Any]:
     """The weaver's column: its rankings and, for a continuation, the question answered and the
-    label the user chose (``inference.clarification``), kept even when the policy answered first."""
+    label the user chose (``inference.steps.clarification``), kept even when the policy answered first."""
     weaver, out = result.weaver, {}
     if weaver is not None:
         out = {

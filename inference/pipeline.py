@@ -3,7 +3,7 @@
 * **Policy first** — the Policy Manager's pre-check runs before any retrieval; a BLOCKed or refocused
   request returns before the lexical step is even called.
 * **Taxonomy validity wins** — labels reach landing only through the Context Weaver's validator. An
-  abstained landing gets the controlled fallback of ``inference.fallback``: the policy's refocus
+  abstained landing gets the controlled fallback of ``inference.steps.fallback``: the policy's refocus
   message when its label gate alone emptied ``L_final``, "Do you mean X or Y?" for in-domain
   ambiguity, else the OutOfScope node the landing chose.
 * **The graph is fixed during the request** — one snapshot is pinned at the start and every step reads
@@ -19,12 +19,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from arg_platform.errors import DomainError, RuleViolation
-
-from .clarification import Clarified
-from .contracts import (
+from inference.contracts import (
     Envelope,
     Flag,
     Landing,
@@ -37,6 +35,9 @@ from .contracts import (
     Route,
     WeaverResult,
 )
+from inference.steps.clarification import Clarified
+from inference.steps.landing import LandingParams
+from inference.steps.weaver import WeaverParams
 
 ACTION_TYPES = frozenset({"Action", "DirectAction"})
 INFO_TYPES = frozenset({"Info", "InfoStable", "FAQ", "Shortcut", "MemoryRead", "Decision"})
@@ -47,6 +48,18 @@ class NoActiveRelease(DomainError):
     """The project has nothing published yet: the online path serves only releases."""
 
     status_code = 409
+
+
+@dataclass(frozen=True)
+class RoutingParams:
+    """The thresholds of the Context Weaver and of the landing step. The defaults are the platform's; a
+    caller measuring routing on its own validation data may run the pipeline with others."""
+
+    weaver: WeaverParams = field(default_factory=WeaverParams)
+    landing: LandingParams = field(default_factory=LandingParams)
+
+
+DEFAULT_ROUTING = RoutingParams()
 
 
 @dataclass(frozen=True)
@@ -63,9 +76,6 @@ class InferenceRequest:
     parameters: dict[str, Any] = field(default_factory=dict)
     dry_run: bool = False
     idempotency_key: str | None = None
-    weaver_params: Any = None  # WeaverParams override (benchmarks calibrate on validation data)
-    # LandingParams override (benchmarks replace min_confidence by a VAL threshold)
-    landing_params: Any = None
     snapshot: Any = None  # a frozen GraphSnapshot to serve from instead of the active one (offline replay)
     disambiguation: tuple[str, str] | None = None  # (asking request id, choice): a continuation
 
@@ -113,17 +123,17 @@ def _typology(runtime: Any, envelope: Envelope) -> dict[str, Any]:
     return dict(runtime.typologies.get(key, {})) if key else {}
 
 
-def run_inference(request: InferenceRequest) -> InferenceResult:
+def run_inference(request: InferenceRequest, *, params: RoutingParams = DEFAULT_ROUTING) -> InferenceResult:
     """Route one request to an Action, an Info answer, a memory read/write or a safe refusal."""
+    from inference import actions
+    from inference.runtime import runtime_for
+    from inference.steps import info, landing, lexical, policy_manager, traversal
+    from inference.steps.clarification import clarified_request
+    from inference.steps.envelope import build_envelope
+    from inference.steps.fallback import abstention_outcome
+    from inference.steps.graph_index import graph_runtime_for
+    from inference.steps.weaver import weave, weaver_index_for
     from ontology.snapshots import pin_snapshot
-
-    from . import actions, info, landing, lexical, policy_manager, traversal
-    from .clarification import clarified_request
-    from .envelope import build_envelope
-    from .fallback import abstention_outcome
-    from .graph_runtime import graph_runtime_for
-    from .release_runtime import runtime_for
-    from .weaver import weave, weaver_index_for
 
     result = InferenceResult(request=request)
     started = time.perf_counter()
@@ -175,7 +185,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 lexical=result.lexical,
                 decision=decision,
                 chosen=result.clarified.option.label_id if result.clarified is not None else None,
-                **({"params": request.weaver_params} if request.weaver_params is not None else {}),
+                params=params.weaver,
             )
         graph_runtime = graph_runtime_for(snapshot)
         with _step(result, "landing"):
@@ -185,7 +195,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 weaver=result.weaver,
                 decision=decision,
                 prompt_vec=prompt_vec,
-                **({"params": request.landing_params} if request.landing_params is not None else {}),
+                params=params.landing,
             )
         if result.landing.abstained:  # the controlled fallback: refocus, clarify, or out of scope
             fallback = abstention_outcome(
@@ -215,7 +225,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
                 typology=typology,
                 prompt_vec=prompt_vec,
             )
-        target = result.route.target or result.landing.node_start
+        target = result.route.target or start
         node = snapshot.node(target)
         with _step(result, "outcome"):
             if node.type in ACTION_TYPES:
@@ -235,7 +245,7 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
             elif node.type == "Clarify":
                 outcome = Outcome(kind=OutcomeKind.CLARIFY, answer=node.chunk)
             elif node.type in MEMORY_TYPES:  # imported here only: the memory step stays off the hot path
-                from memory.online import memory_outcome
+                from inference.steps.memory import memory_outcome
 
                 outcome = memory_outcome(
                     snapshot=snapshot,
@@ -270,9 +280,13 @@ def run_inference(request: InferenceRequest) -> InferenceResult:
         result.timings_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
 
 
-def _active_check_boost(snapshot: Any, node_id: str) -> dict[str, float]:
+class _ActiveCheckBoost(TypedDict, total=False):
+    sample_rate: float
+
+
+def _active_check_boost(snapshot: Any, node_id: str) -> _ActiveCheckBoost:
     """§3.4.3: the offline loop raises the active-check rate of critical zones dominated by weak signals
-    (the release's ``active_check_boost`` document, see ``review.boost``)."""
+    (the release's ``active_check_boost`` document, see ``review.loop.confidence_boost``)."""
     rate = (snapshot.documents.get("active_check_boost") or {}).get(node_id)
     return {"sample_rate": float(rate)} if rate else {}
 

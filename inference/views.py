@@ -15,15 +15,14 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from arg_platform.ui import project_view, render_page
+from inference.contracts import RequestContext
+from inference.feedback import ANSWERED_BY
+from inference.models import InferenceLog
+from inference.pipeline import InferenceRequest
+from inference.services import inference_run
+from inference.steps.clarification import options_offered
 from projects.access import ProjectAccess
-from taxonomy.views.base import project_view, render_page
-
-from .clarification import options_offered
-from .contracts import RequestContext
-from .feedback import ANSWERED_BY
-from .logbook import log_result
-from .models import InferenceLog
-from .pipeline import InferenceRequest, run_inference
 
 PAGE_SIZE = 50
 STEP_ORDER = (
@@ -42,7 +41,7 @@ STEP_ORDER = (
 class TryForm(forms.Form):
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=4000)
     role = forms.CharField(required=False, max_length=63, help_text="policy role (empty: none)")
-    # answering a tried request's "Do you mean X or Y?" as its user would (inference.clarification)
+    # answering a tried request's "Do you mean X or Y?" as its user would (inference.steps.clarification)
     answers = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     choice = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
@@ -62,7 +61,7 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         role = form.cleaned_data["role"].strip() or None
         answers = form.cleaned_data["answers"].strip()
-        result = run_inference(
+        result = inference_run(
             InferenceRequest(
                 request_id=getattr(request, "request_id", None) or uuid.uuid4().hex,
                 project=access.project,
@@ -71,10 +70,10 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
                 caller=f"user:{request.user.pk}",
                 default_role=role,
                 disambiguation=(answers, form.cleaned_data["choice"]) if answers else None,
-            )
+            ),
+            user_answer=False,
         )
-        log = log_result(result)
-        return redirect("inference:trace_detail", access.project.slug, log.request_id)
+        return redirect("inference:trace_detail", access.project.slug, result.request.request_id)
     logs = InferenceLog.objects.filter(project=access.project)
     kind = request.GET.get("kind", "")
     flag = request.GET.get("flag", "")
@@ -141,9 +140,11 @@ def trace_detail(request: HttpRequest, access: ProjectAccess, request_id: str) -
     feedback = list(log.feedback.all())
     names = _label_names(log, also={item.choice for item in feedback if item.choice})
     for item in feedback:  # a disambiguation stores the LabelID; its continuation is named by the key
-        item.choice_name = names.get(item.choice, "")
+        # display-only attributes the template reads off the row
+        item.choice_name = names.get(item.choice, "")  # type: ignore[attr-defined]
         key = item.idempotency_key or ""
-        item.continuation = key.removeprefix(ANSWERED_BY) if key.startswith(ANSWERED_BY) else ""
+        continuation = key.removeprefix(ANSWERED_BY) if key.startswith(ANSWERED_BY) else ""
+        item.continuation = continuation  # type: ignore[attr-defined]
     return render_page(
         request,
         "inference/trace_detail.html",

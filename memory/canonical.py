@@ -132,7 +132,7 @@ ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("junior", "lead"), ("technical", "non-technical"), ("primary", "replica"), ("peaks", "drops"),
     ("spikes", "drops"), ("start", "end"), ("first", "last"), ("everyone", "nobody"),
     ("everything", "nothing"), ("all", "none"),
-    # session 3, from the development negatives of v1–v4 (compared on stems, see comparator._polarity_flips)
+    # from the development negatives of v1–v4 (compared on stems, see comparator._polarity_flips)
     ("over", "under"), ("above", "below"), ("automatically", "manually"), ("automatic", "manual"),
     ("inbound", "outbound"), ("weekday", "weekend"), ("hot", "cold"), ("soft", "hard"), ("early", "late"),
     ("helpful", "unhelpful"), ("active", "inactive"), ("shown", "hidden"), ("formal", "informal"),

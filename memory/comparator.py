@@ -27,7 +27,7 @@ Decision, for a candidate of cosine ``c`` (``RegistryParams`` holds the tuned th
 * ``c ≥ anchored`` and the facts share an anchor (a number, version, identifier or category value, all
   equal) and nothing fires → SAME (``VECTOR+RULES``);
 * ``c ≥ grey`` otherwise, when switched on (``RegistryParams.promote``, off by default), a *promotion*
-  (session 3, ``_promotion``) → SAME
+  (``_promotion``) → SAME
   (``VECTOR+RULES``, reason ``promoted: …``): no soft reason at all and ``c ≥ promote_grey``; a minimal-pair
   edit whose words carry no meaning of their own (generic verbs, a moved or re-inflected word, never one
   meaningful word for another nor a critical short word such as "off"/"other") and ``c ≥ promote_edit``;
@@ -52,15 +52,20 @@ import json
 import logging
 import math
 import re
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.conf import settings
 
+from arg_platform.llm import LlmError, chat_complete
+
 from .canonical import ORDINAL_PREFIX, STOPWORDS, Canonical, words
+
+if TYPE_CHECKING:
+    from .lexicon import Lexicon
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +103,7 @@ class Method:
 @dataclass(frozen=True)
 class RegistryParams:
     """Thresholds of the uniqueness decision, tuned on the development pairs (``pairs_v1_tuning``,
-    ``pairs_v1_heldout``, ``pairs_v2_heldout``; the promotion bars of session 3 on v1–v4, leave-one-file-out);
+    ``pairs_v1_heldout``, ``pairs_v2_heldout``; the promotion bars on v1–v4, leave-one-file-out);
     ``pairs_v5_heldout`` is only measured (docs/benchmarks.md)."""
 
     strong: float = 0.78  # cosine of a strong match (SAME when no discriminator fires)
@@ -108,7 +113,7 @@ class RegistryParams:
     simhash_max_distance: int = 6  # a SimHash neighbour this close joins the candidates
     learned: bool | None = None  # the learned grey-zone model; None: ``LEARNED_DEFAULT``
     # promote a trivial edit / a number in words / a clean grey zone from UNSURE to SAME (``_promotion``).
-    # Off by default since the v7 held-out runs (docs/benchmarks.md, step 18): +12 recall points, but
+    # Off by default: on the v7 held-out pairs (docs/benchmarks.md) it gave +12 recall points, but
     # +3.6 false-merge points, and a false merge silently corrupts what the platform knows.
     promote: bool = False
     promote_edit: float = 0.70  # cosine bar of a trivial minimal-pair edit
@@ -116,7 +121,7 @@ class RegistryParams:
     promote_grey: float = 0.70  # cosine bar of a grey-zone pair nothing discriminates (no soft reason)
     # the pair cross-encoder of the grey zone (``memory.cross_encoder``, ``cross_decide``); None: CROSS_DEFAULT
     cross: bool | None = None
-    # bars chosen leave-one-file-out over v1–v5 (``memory.bench.train_cross_encoder``, docs step 16)
+    # bars chosen leave-one-file-out over v1–v5 (``bench.registry.train_cross_encoder``)
     cross_demote: float = 0.25  # the rules' SAME with P(same) under this → UNSURE (0: never)
     cross_promote: float = 1.01  # the rules' UNSURE with P(same) at or over this → SAME (> 1: never)
     cross_folder: str | None = None  # trained weights to use; None: the default (trained on DEV_FILES)
@@ -126,33 +131,35 @@ class RegistryParams:
 
 DEFAULT_PARAMS = RegistryParams()
 
+# The surface forms of each category of values, by canonical value.
+VALUE_SURFACES: dict[str, dict[str, tuple[str, ...]]] = {
+    "channel": {"email": ("email", "e-mail", "emails", "emailed"), "chat": ("chat",), "slack": ("slack",),
+                "sms": ("sms",), "phone": ("phone", "phoned", "telephone"), "teams": ("teams",),
+                "pagerduty": ("pagerduty",)},
+    "language": {w: (w,) for w in words("english french german spanish italian portuguese dutch japanese")},
+    "weekday": {w: (w, w + "s") for w in words("monday tuesday wednesday thursday friday saturday sunday")},
+    "month": {**{w: (w,) for w in words("january february march april june july august september "
+                                         "october november december")}, "may": ("month-may",)},
+    "environment": {"production": ("production", "prod"), "staging": ("staging",),
+                    "development": ("development", "dev"), "sandbox": ("sandbox",)},
+    "region": {w: (w,) for w in words("eu us uk apac emea frankfurt dublin virginia oregon toronto vancouver")},
+    "plan": {w: (w,) for w in words("hobby pro team enterprise")},
+    "role": {"owner": ("owner", "owners"), "admin": ("admin", "admins"), "viewer": ("viewer", "viewers"),
+             "cto": ("cto",), "member": ("member", "members")},
+    "currency": {"usd": ("usd", "dollars"), "eur": ("eur", "euros"), "gbp": ("gbp", "pounds")},
+    "timezone": {w: (w,) for w in words("cet utc pacific eastern central gmt pst est")},
+    "vendor": {w: (w,) for w in words("okta azure github gitlab bitbucket jira datadog splunk stripe paypal "
+                                       "sentry pgbouncer")},
+    "format": {"pdf": ("pdf",), "csv": ("csv",), "link": ("link", "links"),
+               "attachment": ("attachment", "attachments", "attached")},
+    "severity": {w: (w,) for w in words("sev1 sev2 sev3 sev4 p1 p2 p3")},
+    "mode": {w: (w,) for w in words("transaction session statement read-only read-write")},
+    "ordinal": {},
+}  # fmt: skip
 VALUE_CATEGORIES: dict[str, dict[str, str]] = {
     category: {surface: canonical for canonical, surfaces in groups.items() for surface in surfaces}
-    for category, groups in {
-        "channel": {"email": ("email", "e-mail", "emails", "emailed"), "chat": ("chat",), "slack": ("slack",),
-                    "sms": ("sms",), "phone": ("phone", "phoned", "telephone"), "teams": ("teams",),
-                    "pagerduty": ("pagerduty",)},
-        "language": {w: (w,) for w in words("english french german spanish italian portuguese dutch japanese")},
-        "weekday": {w: (w, w + "s") for w in words("monday tuesday wednesday thursday friday saturday sunday")},
-        "month": {**{w: (w,) for w in words("january february march april june july august september "
-                                             "october november december")}, "may": ("month-may",)},
-        "environment": {"production": ("production", "prod"), "staging": ("staging",),
-                        "development": ("development", "dev"), "sandbox": ("sandbox",)},
-        "region": {w: (w,) for w in words("eu us uk apac emea frankfurt dublin virginia oregon toronto vancouver")},
-        "plan": {w: (w,) for w in words("hobby pro team enterprise")},
-        "role": {"owner": ("owner", "owners"), "admin": ("admin", "admins"), "viewer": ("viewer", "viewers"),
-                 "cto": ("cto",), "member": ("member", "members")},
-        "currency": {"usd": ("usd", "dollars"), "eur": ("eur", "euros"), "gbp": ("gbp", "pounds")},
-        "timezone": {w: (w,) for w in words("cet utc pacific eastern central gmt pst est")},
-        "vendor": {w: (w,) for w in words("okta azure github gitlab bitbucket jira datadog splunk stripe paypal "
-                                           "sentry pgbouncer")},
-        "format": {"pdf": ("pdf",), "csv": ("csv",), "link": ("link", "links"),
-                   "attachment": ("attachment", "attachments", "attached")},
-        "severity": {w: (w,) for w in words("sev1 sev2 sev3 sev4 p1 p2 p3")},
-        "mode": {w: (w,) for w in words("transaction session statement read-only read-write")},
-        "ordinal": {},
-    }.items()
-}  # fmt: skip
+    for category, groups in VALUE_SURFACES.items()
+}
 # Words whose order around them carries meaning: "A before B", "from A to B", "A over B".
 DIRECTIONAL = frozenset(
     words(
@@ -664,7 +671,7 @@ def _unexplained(
     return keep_x, keep_y
 
 
-def _lexicon(params: RegistryParams):  # type: ignore[no-untyped-def]
+def _lexicon(params: RegistryParams) -> Lexicon | None:
     if not params.lexicon:
         return None
     from .lexicon import lexicon
@@ -736,6 +743,7 @@ def discriminators(
         or _transposed(fa.tokens, fb.tokens)
     )
     if not hard:
+
         def explain(removed: list[str], added: list[str]) -> tuple[list[str], list[str]]:
             return _unexplained(removed, added, a, b, params)
 
@@ -835,28 +843,16 @@ def llm_compare_enabled() -> bool:
 def llm_compare(chunk: str, canonical: str) -> str:
     """The bounded task of §2.10.5.7.2 on the configured OpenAI-compatible endpoint; any error or any
     answer other than the three words is UNSURE."""
-    from inference.info import chat_completions_url
-
-    body = {
-        "model": settings.LLM_MODEL or "default",
-        "temperature": 0,
-        "max_tokens": 3,
-        "messages": [
-            {"role": "system", "content": LLM_COMPARE_INSTRUCTIONS},
-            {"role": "user", "content": f"Chunk: {chunk}\nInfoUnit X: {canonical}"},
-        ],
-    }
-    headers = {"Content-Type": "application/json"}
-    if settings.LLM_API_KEY:
-        headers["Authorization"] = f"Bearer {settings.LLM_API_KEY}"
-    request = urllib.request.Request(
-        chat_completions_url(settings.LLM_URL), data=json.dumps(body).encode("utf-8"), headers=headers
-    )
     try:
-        with urllib.request.urlopen(request, timeout=float(settings.LLM_TIMEOUT_S)) as response:
-            payload = json.loads(response.read(100_000))
-        answer = str(payload["choices"][0]["message"]["content"] or "").strip().upper()
-    except Exception as exc:  # network, HTTP status, JSON shape: all mean "not sure"
+        answer = chat_complete(
+            [
+                {"role": "system", "content": LLM_COMPARE_INSTRUCTIONS},
+                {"role": "user", "content": f"Chunk: {chunk}\nInfoUnit X: {canonical}"},
+            ],
+            max_tokens=3,
+            max_reply_bytes=100_000,
+        ).upper()
+    except LlmError as exc:
         logger.warning("LLM compare failed, staging as UNSURE: %s", exc)
         return Verdict.UNSURE
     word = re.sub(r"[^A-Z]", "", answer.split()[0]) if answer else ""
@@ -872,8 +868,8 @@ def llm_compare(chunk: str, canonical: str) -> str:
 # not a diff, so a moved word is not an edit), how many of those carry meaning (not generic verbs of
 # wanting, sending, happening), how well each unmatched word finds a counterpart on the other side
 # (MiniLM word vectors), and the substitution's own similarity. A logistic model over these features,
-# trained at build time on the development pairs only (``memory/bench/train_comparator.py``; weights in
-# ``memory/bench/comparator_model.json``), turns them into P(same); two thresholds make it three-way.
+# trained at build time on the development pairs only (``bench/registry/train_comparator.py``; weights in
+# ``memory/resources/comparator_model.json``), turns them into P(same); two thresholds make it three-way.
 
 # Words whose presence on one side only says little about the fact: how a statement is phrased.
 GENERIC_WORDS = frozenset(
@@ -988,11 +984,11 @@ LEARNED = RegistryParams(
 # recall 45.79 % against 1.54 % / 59.81 % for the rules alone (docs/benchmarks.md). ``bench_registry
 # --learned`` switches it on for a run.
 LEARNED_DEFAULT = False
-# The pair cross-encoder's grey-zone check (``memory.cross_encoder``): see docs/benchmarks.md, step 16.
+# The pair cross-encoder's grey-zone check (``memory.cross_encoder``), off by default (docs/benchmarks.md).
 CROSS_DEFAULT = False
 
 
-MODEL_PATH = Path(__file__).resolve().parent / "bench" / "comparator_model.json"
+MODEL_PATH = Path(__file__).resolve().parent / "resources" / "comparator_model.json"
 
 
 @dataclass(frozen=True)

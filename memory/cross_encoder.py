@@ -13,7 +13,7 @@ Weights are never committed: ``cross_encoder_train`` writes them to
 ``ARG_DATA_DIR/encoders/comparator-<key>/`` where ``key`` is a sha256 over the training files' sha256,
 the training parameters and the base model folder's checksum; a folder that exists is reused as is.
 Train with ``python manage.py train_registry_comparator`` (or ``python -m
-memory.bench.train_cross_encoder``). Training is seeded and runs on ``TrainParams.threads`` torch
+bench.registry.train_cross_encoder``). Training is seeded and runs on ``TrainParams.threads`` torch
 threads; on CPU the same inputs give the same weights.
 """
 
@@ -36,9 +36,10 @@ from typing import Any
 
 from django.conf import settings
 
+from memory.pairs import RESOURCES_DIR, pairs_load
+
 logger = logging.getLogger(__name__)
 
-BENCH_DIR = Path(__file__).resolve().parent / "bench"
 # The development files (all read before; never a held-out file). Folds of the leave-one-out: v1's two
 # files are one fold (written together).
 DEV_FILES: tuple[str, ...] = (
@@ -121,7 +122,7 @@ def weights_folder(files: Sequence[Path], params: TrainParams = DEFAULT_TRAIN) -
 
 
 def dev_paths(names: Iterable[str] = DEV_FILES) -> list[Path]:
-    return [BENCH_DIR / name for name in names]
+    return [RESOURCES_DIR / name for name in names]
 
 
 # --- training examples ----------------------------------------------------------------------------
@@ -153,7 +154,6 @@ def _negated(statement: str) -> str:
 def statements_of(paths: Sequence[Path]) -> list[tuple[str, str, bool, str]]:
     """(canonical a, canonical b, same, kind) of every pair of ``paths``, canonicalized as the registry
     does (the statement the registry embeds and compares)."""
-    from memory.bench.runner import pairs_load
     from memory.canonical import canonicalize, classify_info_type
 
     out = []
@@ -209,7 +209,7 @@ def examples_build(paths: Sequence[Path], augment: bool = True) -> list[Example]
 # --- training ---------------------------------------------------------------------------------------
 
 
-def _tokenizer_and_model(folder: Path):  # type: ignore[no-untyped-def]
+def _tokenizer_and_model(folder: Path) -> tuple[Any, Any]:  # transformers' tokenizer and model
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -232,7 +232,9 @@ def _flipped(example: Example, seed: int) -> bool:
 _frozen_cache: dict[tuple[str, int, int, str, str], Any] = {}
 
 
-def _frozen_states(tokenizer, model, texts: list[tuple[str, str]], frozen: int, max_length: int, key: str):  # type: ignore[no-untyped-def]
+def _frozen_states(
+    tokenizer: Any, model: Any, texts: list[tuple[str, str]], frozen: int, max_length: int, key: str
+) -> list[Any]:
     """Hidden states after the first ``frozen`` (untrained) layers of the base model for each (first,
     second) input, unpadded; computed once per process (the leave-one-out's folds share them)."""
     import torch

@@ -3,8 +3,8 @@
 A **term distinction** is a project's rule "these two terms name different things" — ``wool`` ≠
 ``linen``, ``window seat`` ≠ ``aisle seat``, ``food bank`` ≠ ``bin`` — stated by a reviewer while
 undoing a false merge (Detach on an InfoUnit page) or resolving an UNSURE pair as DIFFERENT. The
-comparator's rules cannot know that two ordinary words of one category are different facts (docs,
-issue 6); a person can, once, and the registry then applies it to every later pair of the project,
+comparator's rules cannot know that two ordinary words of one category are different facts; a
+person can, once, and the registry then applies it to every later pair of the project,
 in every InfoKey and scope.
 
 *Mentions*: a term is normalized like a canonical statement (``memory.canonical.normalize``, without
@@ -122,7 +122,7 @@ def term_set(given: Iterable[object]) -> tuple[list[str], list[str]]:
 
 def term_pairs(terms: list[str]) -> list[Distinction]:
     """Every pair of ``terms`` as a distinction (each pair in sorted order)."""
-    return [Distinction(*sorted((a, b))) for i, a in enumerate(terms) for b in terms[i + 1 :]]
+    return [Distinction(min(a, b), max(a, b)) for i, a in enumerate(terms) for b in terms[i + 1 :]]
 
 
 class Distinctions:

@@ -1,4 +1,4 @@
-"""Memory edges between episodic items (seed 003, "the edge table") and the reads they power.
+"""Memory edges between episodic items (an edge table: typed, weighted rows) and the reads they power.
 
 Edges are built online when an item is written, each from one bounded indexed query:
 
@@ -50,7 +50,7 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
 
 
 def temporal_weight(gap_seconds: float) -> float:
-    """1.0 for consecutive items, ~0.5 after an hour, ~0.1 after ten hours (seed 003)."""
+    """1.0 for consecutive items, ~0.5 after an hour, ~0.1 after ten hours."""
     return round(1.0 / (1.0 + max(gap_seconds, 0.0) / 3600.0), 4)
 
 
@@ -129,7 +129,7 @@ def edges_for_new_episode(episode: EpisodicMemory, vector: np.ndarray) -> list[M
                 )
             )
     if episode.label_signature:
-        other = (
+        same_category = (
             EpisodicMemory.objects.filter(
                 project_id=project_id,
                 label_signature=episode.label_signature,
@@ -142,14 +142,14 @@ def edges_for_new_episode(episode: EpisodicMemory, vector: np.ndarray) -> list[M
             .only("pk", "embedding")
             .first()
         )
-        if other is not None:
+        if same_category is not None:
             edges.append(
                 MemoryEdge(
                     project_id=project_id,
                     source=episode,
-                    target=other,
+                    target=same_category,
                     type=MemoryEdgeType.CATEGORICAL,
-                    weight=round(max(_cosine(vector, _vector(other)), 0.0), 4),
+                    weight=round(max(_cosine(vector, _vector(same_category)), 0.0), 4),
                     metadata={"category": f"{episode.label_signature}|{episode.info_type}"},
                 )
             )

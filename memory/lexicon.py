@@ -117,10 +117,10 @@ def load(folder: Path) -> Lexicon:
                     source_word = lemmas[int(link[:2], 16) - 1]
                     pointers.append((source_word, int(target), int(link[2:], 16), target_pos.replace("s", "a")))
     opposites: dict[str, set[str]] = {}
-    for source_word, target, target_word, target_pos in pointers:
-        lemmas = words_of.get((target_pos, target))
-        if lemmas and 0 < target_word <= len(lemmas):
-            other = lemmas[target_word - 1]
+    for source_word, target_offset, target_word, target_pos in pointers:
+        target_lemmas = words_of.get((target_pos, target_offset))
+        if target_lemmas and 0 < target_word <= len(target_lemmas):
+            other = target_lemmas[target_word - 1]
             opposites.setdefault(source_word, set()).add(other)
             opposites.setdefault(other, set()).add(source_word)
     exceptions: dict[tuple[str, str], tuple[str, ...]] = {}

@@ -1,4 +1,4 @@
-"""Memory tables (ARG §2.10, §4; seed 003): episodic memory items, the Info Registry (InfoKeys, InfoUnits,
+"""Memory tables (ARG §2.10, §4): episodic memory items, the Info Registry (InfoKeys, InfoUnits,
 evidence, attempts, history) and the typed memory edges between episodic items.
 
 Models are thin; every write goes through ``memory.services``. Nothing here is structural: online memory
@@ -209,6 +209,9 @@ class InfoEvidence(models.Model):
     signal = models.CharField(max_length=8, choices=Signal.choices, default=Signal.WEAK)
     source_key = models.CharField(max_length=200, blank=True, help_text="who/where it came from")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Not columns: the Detach form's term hints the unit page sets on the rows it shows.
+    unit_words: list[str]
+    fact_words: list[str]
 
     class Meta:
         ordering = ["-id"]
@@ -261,6 +264,9 @@ class RegistryAttempt(models.Model):
     latency_ms = models.FloatField(default=0.0)
     request_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Not columns: the term hints set by ``memory.selectors.term_hints_annotate`` on the rows a list shows.
+    unit_words: list[str]
+    fact_words: list[str]
 
     class Meta:
         ordering = ["-id"]
@@ -299,7 +305,7 @@ class InfoUnitEvent(models.Model):
 
 
 class MemoryEdgeType(models.TextChoices):
-    """Typed relations between episodic items (seed 003, "the edge table")."""
+    """Typed, weighted relations between episodic items (an edge table)."""
 
     TEMPORAL = "TEMPORAL"  # turn N → turn N+1 of a session, weight decaying with the gap
     CAUSAL = "CAUSAL"  # correction → the item it corrects

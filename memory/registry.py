@@ -529,6 +529,7 @@ def registry_write(
                 existing.pk,
             )
     elif decision.decision == RegistryAttempt.Decision.MATCH:
+        assert decision.unit_id is not None  # a MATCH names its unit
         unit = InfoUnit.objects.get(pk=decision.unit_id)
     attempt = RegistryAttempt.objects.create(
         project_id=episode.project_id,

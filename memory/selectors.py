@@ -3,9 +3,8 @@ alias-safe MemoryRead, and the offline loop's door into episodic memory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -176,7 +175,7 @@ def term_hints_annotate(attempts: Iterable[RegistryAttempt]) -> None:
     for attempt in attempts:
         statement = attempt.candidate_unit.canonical_statement if attempt.candidate_unit else ""
         hints = suggestions(statement, attempt.episode.text)
-        attempt.unit_words, attempt.fact_words = hints  # type: ignore[attr-defined]
+        attempt.unit_words, attempt.fact_words = hints
 
 
 def term_distinction_list(*, project: Project) -> QuerySet[TermDistinction]:
@@ -271,10 +270,10 @@ def memory_read(
     graph_boost: float = 0.3,
     max_hops: int = 1,
     expansion_k: int = 2,
-    resolve_alias: Any = None,
+    resolve_alias: Callable[[str], Iterable[str]] | None = None,
 ) -> MemoryReadResult:
     """Alias-safe MemoryRead (§4.3): the caller's memories most relevant to ``query`` (a unit vector;
-    None = most recent), vector hits graph-reranked (seed 003), plus multi-hop expansion from the best
+    None = most recent), vector hits graph-reranked along memory edges, plus multi-hop expansion from the best
     hit (at most ``expansion_k`` more items), each item's node followed through the split redirection
     table (``resolve_alias(node_id)`` → current node ids, e.g. a snapshot's ``resolve_alias``).
     ``redirects`` lists the items whose current nodes changed, for
@@ -332,58 +331,3 @@ def memory_read(
             current = resolved
         out.append(ReadItem(episode=episode, hit=hit, node_ids_current=current, redirected=redirected))
     return MemoryReadResult(items=tuple(out), scanned=len(rows), redirects=redirects)
-
-
-# --- the offline loop's door -----------------------------------------------------------------------
-
-
-def offline_episodes(*, project: Any, window_start: datetime, window_end: datetime) -> list[Any]:
-    """Episodic items written in ``[window_start, window_end)`` as ``review.collection.Episode`` values
-    (the offline loop's read-only view, see ``review.memory_source``). The outcome is the unified outcome
-    of the request that wrote the item when there is one; an API write counts as CONFIRMED when it
-    carried a strong signal, NONE otherwise."""
-    from inference.models import InferenceLog
-    from review.collection import Episode, UnifiedOutcome, unified_outcome
-
-    episodes = list(
-        EpisodicMemory.objects.filter(
-            project=project, created_at__gte=window_start, created_at__lt=window_end
-        )
-        .order_by("id")
-        .defer("embedding")
-    )
-    logs = {
-        log.request_id: log
-        for log in InferenceLog.objects.filter(
-            project=project, request_id__in=[e.request_id for e in episodes if e.request_id]
-        ).only("request_id", "outcome_kind", "outcome_status", "silent_outcome", "role_key", "context")
-    }
-    out = []
-    for e in episodes:
-        log = logs.get(e.request_id)
-        if log is not None:
-            outcome = unified_outcome(
-                outcome_kind=log.outcome_kind,
-                outcome_status=log.outcome_status,
-                silent=bool(log.silent_outcome),
-            )
-            segment = f"{log.role_key}|{(log.context or {}).get('channel') or ''}"
-        else:
-            outcome = UnifiedOutcome.CONFIRMED if e.signal == "strong" else UnifiedOutcome.NONE
-            segment = f"{e.provenance.get('role') or ''}|{e.provenance.get('channel') or ''}"
-        out.append(
-            Episode(
-                episode_id=str(e.pk),
-                text=e.text,
-                label_ids=tuple(e.label_ids or ()),
-                info_type=e.info_type,
-                scope=e.scope,
-                source=e.user_id or e.session_id or "anonymous",
-                segment=segment,
-                outcome=outcome,
-                flags=tuple(e.flags or ()),
-                info_unit=str(e.info_unit_id) if e.info_unit_id else None,
-                created_at=e.created_at,
-            )
-        )
-    return out

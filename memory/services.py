@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from arg_platform.audit import audit_record
+from arg_platform.audit import Actor, actor_user, audit_record
 from arg_platform.errors import NotFound, RuleViolation, Violation, ViolationCollector
 from projects.models import Project
 
@@ -271,7 +272,8 @@ def memory_write(
         from arg_platform.embedder import get_embedder
 
         vector = get_embedder().embed_one(canonical.statement)
-    subject = {Scope.USER: user_id, Scope.ORG: org_id}.get(scope, "")
+    subjects: dict[str, str] = {Scope.USER: user_id, Scope.ORG: org_id}
+    subject = subjects.get(scope, "")
     with transaction.atomic():
         episode = EpisodicMemory.objects.create(
             project=project,
@@ -362,14 +364,14 @@ def _unit_founded_by_review(
     return unit
 
 
-def _actor_name(actor: Any) -> str:
+def _actor_name(actor: Actor) -> str:
     """The name a history or audit line records for ``actor`` (a user, a name, or "system")."""
     return getattr(actor, "username", "") or str(actor or "system")
 
 
-def _person(actor: Any) -> Any:
+def _person(actor: Actor) -> User | None:
     """``actor`` when it is a signed-in user (recorded as ``resolved_by``), else ``None``."""
-    return actor if getattr(actor, "pk", None) and getattr(actor, "is_authenticated", False) else None
+    return actor_user(actor)
 
 
 # --- term distinctions: what a reviewer's "different fact" teaches (``memory.distinctions``) --------
@@ -395,7 +397,7 @@ def _distinction_checked(
     errors.raise_if_any()
     if unit_term == fact_term:
         raise RuleViolation(Violation("memory.distinction", "the two terms are the same", "fact_term"))
-    candidate = Distinction(*sorted((unit_term, fact_term)))
+    candidate = Distinction(min(unit_term, fact_term), max(unit_term, fact_term))
     if not separates(candidate, unit.canonical_statement, fact_statement):
         raise RuleViolation(
             Violation(
@@ -413,7 +415,7 @@ def _distinction_learn(
     *,
     project: Project,
     attempt: RegistryAttempt | None,
-    actor: Any,
+    actor: Actor,
     reason: str,
 ) -> TermDistinction | None:
     """Store a checked distinction (once per pair of terms; a pair already taught is kept as it is)."""
@@ -440,7 +442,7 @@ def _distinction_learn(
 
 @transaction.atomic
 def term_distinctions_declare(
-    *, project: Project, terms: Sequence[str], actor: Any, reason: str = ""
+    *, project: Project, terms: Sequence[str], actor: Actor, reason: str = ""
 ) -> list[TermDistinction]:
     """Declare a set of mutually distinct terms up front ("window seat, aisle seat, middle seat";
     "wool, linen, cotton") — every pair of them becomes a term distinction, as if a reviewer had
@@ -475,7 +477,7 @@ def term_distinctions_declare(
 
 
 @transaction.atomic
-def term_distinction_delete(*, distinction: TermDistinction, actor: Any, reason: str = "") -> None:
+def term_distinction_delete(*, distinction: TermDistinction, actor: Actor, reason: str = "") -> None:
     """Forget a term distinction: later pairs are left to the comparator again (units already kept
     apart stay apart). ``NotFound`` when it is already gone (two reviewers forgetting it at once)."""
     locked = TermDistinction.objects.select_for_update().filter(pk=distinction.pk).first()
@@ -494,12 +496,21 @@ def term_distinction_delete(*, distinction: TermDistinction, actor: Any, reason:
     distinction.delete()
 
 
+def _candidate_unit(attempt: RegistryAttempt) -> InfoUnit:
+    """The InfoUnit an UNSURE attempt was staged against; ``NotFound`` when it is gone."""
+    unit_id = attempt.candidate_unit_id
+    unit = InfoUnit.objects.filter(pk=unit_id).first() if unit_id is not None else None
+    if unit is None:
+        raise NotFound(f"the candidate InfoUnit of attempt #{attempt.pk} no longer exists")
+    return unit
+
+
 @transaction.atomic
 def registry_unsure_resolve(
     *,
     attempt: RegistryAttempt,
     decision: str,
-    actor: Any,
+    actor: Actor,
     reason: str = "",
     terms: tuple[str, str] | None = None,
 ) -> RegistryAttempt:
@@ -542,20 +553,16 @@ def registry_unsure_resolve(
             raise RuleViolation(
                 Violation("memory.distinction", "terms are taught with a DIFFERENT decision", "unit_term")
             )
-        candidate = InfoUnit.objects.filter(pk=attempt.candidate_unit_id).first()
-        if candidate is None:
-            raise NotFound(f"the candidate InfoUnit of attempt #{attempt.pk} no longer exists")
+        candidate = _candidate_unit(attempt)
         taught = _distinction_checked(
             terms, unit=candidate, fact_statement=_canonical_in_key(info_key, episode).statement
         )
     if decision == RegistryAttempt.Review.SAME:
-        unit = InfoUnit.objects.filter(pk=attempt.candidate_unit_id).first()
-        if unit is None:
-            raise NotFound(f"the candidate InfoUnit of attempt #{attempt.pk} no longer exists")
+        unit = _candidate_unit(attempt)
         if episode.signal != Signal.STRONG:
             EpisodicMemory.objects.filter(pk=episode.pk).update(signal=Signal.STRONG)
             episode.signal = Signal.STRONG
-        top = next((c for c in attempt.top_k if c.get("unit_id") == unit.pk), {})
+        top: dict[str, Any] = next((c for c in attempt.top_k if c.get("unit_id") == unit.pk), {})
         evidence_attach(
             unit=unit,
             episode=episode,
@@ -606,7 +613,7 @@ def registry_unsure_resolve(
 
 @transaction.atomic
 def info_evidence_detach(
-    *, evidence: InfoEvidence, actor: Any, reason: str, terms: tuple[str, str] | None = None
+    *, evidence: InfoEvidence, actor: Actor, reason: str, terms: tuple[str, str] | None = None
 ) -> InfoUnit:
     """Undo a wrong merge: take one piece of evidence off its InfoUnit and let its episode found an
     InfoUnit of its own in the same InfoKey (a reviewer's correction of a false MATCH).
@@ -634,14 +641,15 @@ def info_evidence_detach(
         raise NotFound("this evidence is no longer attached (already detached?)")
     # the InfoKey first, as every registry write takes it, then the rows under it: no lock-order inversion
     info_key = InfoKey.objects.select_for_update().get(pk=found)
-    evidence = (
+    locked = (
         InfoEvidence.objects.select_for_update(of=("self",))
         .select_related("episode", "attempt")
         .filter(pk=evidence.pk)
         .first()
     )
-    if evidence is None:  # detached by someone else while this waited for the lock
+    if locked is None:  # detached by someone else while this waited for the lock
         raise NotFound("this evidence is no longer attached (already detached?)")
+    evidence = locked
     old = InfoUnit.objects.select_for_update().get(pk=evidence.unit_id)
     episode = evidence.episode
     if episode.pk in info_unit_founding_episodes(unit=old):
@@ -712,7 +720,7 @@ PROMOTION_MIN_STRONG = 2
 PROMOTION_MIN_SOURCES = 2
 
 
-def info_unit_promote(*, unit: InfoUnit, actor: Any, reason: str = "") -> InfoUnit:
+def info_unit_promote(*, unit: InfoUnit, actor: Actor, reason: str = "") -> InfoUnit:
     """Mark an InfoUnit as a candidate for offline consolidation into stable knowledge (§4.2).
 
     Anti-confirmation bias (§2.10.5.9.1): refused when the unit rests on weak signals alone (rule

@@ -17,8 +17,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
 from arg_platform.errors import RuleViolation
+from arg_platform.ui import REFUSED, go_to, project_view, render_page
 from projects.access import Capability, ProjectAccess
-from taxonomy.views.base import REFUSED, go_to, project_view, render_page
 
 from . import selectors, services
 from .distinctions import suggestions

@@ -6,3 +6,13 @@ class OntologyConfig(AppConfig):
 
     name = "ontology"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from taxonomy.attachments import attached_nodes_reader_set
+
+        from .releases import release_snapshot_load
+        from .selectors import nodes_for_label
+        from .snapshots import default_loader_set
+
+        default_loader_set(release_snapshot_load)
+        attached_nodes_reader_set(nodes_for_label)

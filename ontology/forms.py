@@ -13,7 +13,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from arg_platform.errors import RuleViolation
-from ontology.domain import (
+from arg_platform.vocabulary import (
     EDGE_TYPE_CHOICES,
     NODE_STATUS_CHOICES,
     NODE_TYPE_CHOICES,
@@ -21,7 +21,7 @@ from ontology.domain import (
     NodeType,
     RiskLevel,
 )
-from taxonomy.forms import LinesField, ViolationFormMixin
+from taxonomy.forms import LinesField, ViolationFormMixin, set_choices
 
 from .store.port import NodeData, ParameterSpec
 
@@ -36,7 +36,7 @@ class IdListField(LinesField):
     """Stable ids (LabelIDs, cluster keys) separated by new lines, commas or spaces."""
 
     def to_python(self, value: Any) -> Any:
-        text = forms.CharField.to_python(self, value)
+        text = forms.CharField.to_python(self, value) or ""
         return list(dict.fromkeys(part for part in re.split(r"[\s,;]+", text) if part))
 
     def prepare_value(self, value: Any) -> Any:
@@ -94,9 +94,11 @@ class NodeFilterForm(forms.Form):
         self.fields["search"].widget = forms.TextInput(
             attrs={"type": "search", "placeholder": "Node id or title…", "autocomplete": "off"}
         )
-        self.fields["type"].choices = [("", "All types"), *[(t, t) for t in NODE_TYPE_CHOICES]]
-        self.fields["status"].choices = [("", "Any status"), *[(s, s.title()) for s in NODE_STATUS_CHOICES]]
-        self.fields["label"].choices = [("", "Any label"), *labels]
+        set_choices(self.fields["type"], [("", "All types"), *[(t, t) for t in NODE_TYPE_CHOICES]])
+        set_choices(
+            self.fields["status"], [("", "Any status"), *[(s, s.title()) for s in NODE_STATUS_CHOICES]]
+        )
+        set_choices(self.fields["label"], [("", "Any label"), *labels])
 
 
 class NodeForm(ViolationFormMixin, forms.Form):

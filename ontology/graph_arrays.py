@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .domain import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
+from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
+
 from .store.port import AliasData, EdgeData, GraphData, NodeData, ParameterSpec
 
 NODE_TYPE_NAMES: tuple[str, ...] = tuple(sorted(NODE_TYPES))
@@ -191,7 +192,8 @@ def bundle_checksum(members: dict[str, np.ndarray]) -> str:
 
 def bundle_dump(members: dict[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, **members)
+    # numpy's stub: a ** of arrays might name savez's allow_pickle (bool); array names never do
+    np.savez(buffer, **members)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 

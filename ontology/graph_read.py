@@ -19,7 +19,7 @@ from .graph_arrays import NODE_TYPE_CODE, STATUS_CODE
 from .snapshot import GraphSnapshot
 from .snapshots import pin_snapshot
 from .store import get_graph_store
-from .store.port import EdgeData, NodeData, ParameterSpec
+from .store.port import Direction, EdgeData, NodeData, ParameterSpec
 
 RELEASE = "release"
 DRAFT = "draft"
@@ -109,7 +109,7 @@ def read_nodes(
     return [_from_snapshot(snapshot, i) for i in matches[offset : offset + limit]], len(matches)
 
 
-def _edges_of(project: Project, source: str, node_id: str, direction: str) -> list[EdgeData]:
+def _edges_of(project: Project, source: str, node_id: str, direction: Direction) -> list[EdgeData]:
     if source == DRAFT:
         return get_graph_store().neighbours(project.pk, node_id, direction)
     snapshot = _snapshot(project)
@@ -135,7 +135,7 @@ def read_neighbourhood(
     project: Project,
     node_id: str,
     source: str = RELEASE,
-    direction: str = "both",
+    direction: Direction = "both",
     depth: int = 1,
     limit: int = 40,
 ) -> Neighbourhood:

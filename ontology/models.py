@@ -1,8 +1,8 @@
 """Tables of the ``sql`` graph backend: the ontology graph as node / edge / attachment / alias rows.
 
-This is the "edge table" of seed 003 applied to the ontology: one typed, weighted edge row per
+This is an "edge table" applied to the ontology: one typed, weighted edge row per
 (source, target, type), no self-loops, indexed by source, target and type. Every row belongs to one
-project (ARCHITECTURE decision 6). Models are thin; every write goes through the graph store
+project. Models are thin; every write goes through the graph store
 (``ontology.store.sql_backend``), which runs the graph validator first.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from ontology.domain import EdgeType, NodeStatus, NodeType, RiskLevel
+from arg_platform.vocabulary import EdgeType, NodeStatus, NodeType, RiskLevel
 
 
 class OntologyNode(models.Model):
@@ -157,7 +157,7 @@ class NodeAlias(models.Model):
 
 
 class Release(models.Model):
-    """A versioned, frozen release of a project's knowledge (ARCHITECTURE decision 3).
+    """A versioned, frozen release of a project's knowledge: what clients are served, never edited.
 
     Publishing freezes taxonomy + graph + aliases + structural signals + indexes into a bundle under
     ``version`` with a ``checksum``; exactly one release per project is active and the online path

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arg_platform.audit import Actor
 from arg_platform.jobs import Progress, job_open
 from arg_platform.models import Job
 from projects.models import Project
@@ -22,7 +23,7 @@ PUBLISH_JOB = "release.publish"
 
 
 def publish_job_open(
-    *, project: Project, actor: Any, notes: str = "", draft_digest: str = "", idempotency_key: str = ""
+    *, project: Project, actor: Actor, notes: str = "", draft_digest: str = "", idempotency_key: str = ""
 ) -> Job:
     """A QUEUED publication job of ``project``'s draft (the caller queues its task on commit)."""
     return job_open(
@@ -49,6 +50,7 @@ def publish_job_work(job: Job, progress: Progress) -> dict[str, Any]:
     done = Release.objects.filter(job_id=job.pk).first()
     if done is not None:
         return publication_result(done, True)
+    assert job.project is not None  # publish_job_open gives a publication job its project
     release, published = draft_publish(
         project=job.project,
         actor=job.created_by,

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from arg_platform.audit import audit_record
+from arg_platform.audit import Actor, actor_user, audit_record
 from arg_platform.embedder import get_embedder
 from arg_platform.errors import NotFound, RuleViolation, Violation
 from projects.models import Project
@@ -196,11 +196,16 @@ def draft_state(project: Project) -> tuple[GraphData, dict[str, Any]]:
 
 
 class ParentContent(Protocol):
-    """What a release built on a parent reuses from it (``review.shadow.BaseRelease`` is one)."""
+    """What a release built on a parent reuses from it (``review.loop.shadow.BaseRelease`` is one)."""
 
-    arrays: GraphArrays
-    matrices: dict[str, np.ndarray]
-    documents: dict[str, Any]
+    @property
+    def arrays(self) -> GraphArrays: ...
+
+    @property
+    def matrices(self) -> dict[str, np.ndarray]: ...
+
+    @property
+    def documents(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -393,7 +398,7 @@ def release_freeze(
 def release_store(
     *,
     project: Project,
-    actor: Any,
+    actor: Actor,
     frozen: FrozenRelease,
     source: str,
     parent: Release | None,
@@ -426,7 +431,7 @@ def release_store(
             is_active=True,
             knowledge_revision=knowledge_revision,
             notes=notes[:500],
-            created_by=actor if getattr(actor, "pk", None) else None,
+            created_by=actor_user(actor),
             job_id=job_id,
             activated_at=timezone.now(),
             counts={
@@ -458,7 +463,7 @@ def release_store(
 
 
 def draft_publish(
-    *, project: Project, actor: Any, options: PublishOptions | None = None
+    *, project: Project, actor: Actor, options: PublishOptions | None = None
 ) -> tuple[Release, bool]:
     """Freeze the project's draft into a new active release: ``(release, True)``.
 
@@ -519,13 +524,13 @@ def draft_publish(
     return release, True
 
 
-def release_publish(*, project: Project, actor: Any, options: PublishOptions | None = None) -> Release:
+def release_publish(*, project: Project, actor: Actor, options: PublishOptions | None = None) -> Release:
     """Freeze the project's draft into a new active release; the active release when nothing changed."""
     return draft_publish(project=project, actor=actor, options=options)[0]
 
 
 @transaction.atomic
-def release_activate(*, release: Release, actor: Any, reason: str = "") -> Release:
+def release_activate(*, release: Release, actor: Actor, reason: str = "") -> Release:
     """Make ``release`` the active one (a rollback when it is older than the current one)."""
     release = Release.objects.select_for_update().get(pk=release.pk)
     if release.is_active:
@@ -558,6 +563,12 @@ def release_get(*, project: Project, version: int) -> Release:
     if release is None:
         raise NotFound(f"release v{version} not found")
     return release
+
+
+def release_snapshot_load(project_id: int, release_id: int) -> GraphSnapshot:
+    """The frozen snapshot of release ``release_id`` of project ``project_id`` (the snapshot registry's
+    loader)."""
+    return release_snapshot(release=Release.objects.get(pk=release_id, project_id=project_id))
 
 
 def release_snapshot(*, release: Release) -> GraphSnapshot:

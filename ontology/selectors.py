@@ -13,7 +13,7 @@ from .store.port import NodeData
 LABEL_NODES_SHOWN = 200
 
 
-def release_active_summary() -> dict[str, object] | None:
+def release_active_summary() -> dict[str, dict[str, object]] | None:
     """Active release per project slug (version, checksum); None while no project has a release."""
     active = Release.objects.filter(is_active=True).select_related("project").order_by("project__slug")
     summary = {r.project.slug: {"version": r.version, "checksum": r.checksum[:12]} for r in active}

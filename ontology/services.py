@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Any
 
-from arg_platform.audit import audit_record
+from arg_platform.audit import Actor, audit_record
 from arg_platform.errors import NotFound, RuleViolation, Violation
 from projects.models import Project
 from taxonomy.services import knowledge_changed
@@ -34,7 +34,7 @@ def _changed(before: dict[str, Any], after: dict[str, Any]) -> tuple[dict[str, A
 
 
 @graph_atomic()
-def node_create(*, project: Project, actor: Any, node: NodeData) -> NodeData:
+def node_create(*, project: Project, actor: Actor, node: NodeData) -> NodeData:
     """Add a node to the draft graph (refused when the id is taken)."""
     store = get_graph_store()
     if store.get_node(project.pk, node.node_id) is not None:
@@ -53,7 +53,7 @@ def node_create(*, project: Project, actor: Any, node: NodeData) -> NodeData:
 
 
 @graph_atomic()
-def node_update(*, project: Project, actor: Any, node_id: str, changes: dict[str, Any]) -> NodeData:
+def node_update(*, project: Project, actor: Actor, node_id: str, changes: dict[str, Any]) -> NodeData:
     """Edit a draft node's fields (title, chunk, type, risk, attachments, Action fields)."""
     store = get_graph_store()
     current = store.get_node(project.pk, node_id)
@@ -85,7 +85,7 @@ def node_update(*, project: Project, actor: Any, node_id: str, changes: dict[str
 
 
 @graph_atomic()
-def node_set_status(*, project: Project, actor: Any, node_id: str, status: str, reason: str) -> NodeData:
+def node_set_status(*, project: Project, actor: Actor, node_id: str, status: str, reason: str) -> NodeData:
     """Move a node along ACTIVE → DEPRECATED → REMOVED (the store enforces the lifecycle)."""
     store = get_graph_store()
     current = store.get_node(project.pk, node_id)
@@ -109,7 +109,7 @@ def node_set_status(*, project: Project, actor: Any, node_id: str, status: str, 
 
 
 @graph_atomic()
-def edge_add(*, project: Project, actor: Any, edge: EdgeData) -> EdgeData:
+def edge_add(*, project: Project, actor: Actor, edge: EdgeData) -> EdgeData:
     get_graph_store().add_edge(project.pk, edge)
     audit_record(
         project=project,
@@ -125,7 +125,7 @@ def edge_add(*, project: Project, actor: Any, edge: EdgeData) -> EdgeData:
 
 @graph_atomic()
 def edge_update(
-    *, project: Project, actor: Any, source: str, target: str, type: str, weight: float, semantics: str
+    *, project: Project, actor: Actor, source: str, target: str, type: str, weight: float, semantics: str
 ) -> EdgeData:
     """Change an edge's weight or semantics (remove + add in one transaction, re-validated)."""
     store = get_graph_store()
@@ -150,7 +150,7 @@ def edge_update(
 
 @graph_atomic()
 def edge_remove(
-    *, project: Project, actor: Any, source: str, target: str, type: str, reason: str = ""
+    *, project: Project, actor: Actor, source: str, target: str, type: str, reason: str = ""
 ) -> None:
     get_graph_store().remove_edge(project.pk, source, target, type)
     audit_record(
@@ -165,7 +165,7 @@ def edge_remove(
 
 
 @graph_atomic()
-def alias_add(*, project: Project, actor: Any, alias: AliasData) -> AliasData:
+def alias_add(*, project: Project, actor: Actor, alias: AliasData) -> AliasData:
     """Record a split/merge redirection A → {B, C} (used by alias-safe MemoryRead)."""
     get_graph_store().add_alias(project.pk, alias)
     audit_record(

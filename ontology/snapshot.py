@@ -1,4 +1,4 @@
-"""GraphSnapshot: the immutable in-memory read model of one release (ARCHITECTURE decision 3).
+"""GraphSnapshot: the immutable in-memory read model of one release, what a request is served from.
 
 The online path pins one snapshot for a whole request. Everything in it is frozen: numpy arrays are
 made read-only, mappings are ``MappingProxyType``. Adjacency is CSR (compressed sparse rows) in both

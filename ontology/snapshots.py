@@ -1,4 +1,4 @@
-"""The per-process registry of active-release snapshots (ARCHITECTURE decision 3).
+"""The per-process registry of active-release snapshots.
 
 ``pin_snapshot(project_id)`` returns the frozen ``GraphSnapshot`` of the project's active release.
 A request pins it once and uses that object to the end, so a release published or rolled back
@@ -19,6 +19,19 @@ from django.conf import settings
 
 from .snapshot import GraphSnapshot
 
+SnapshotLoader = Callable[[int, int], GraphSnapshot]
+_default_loader: SnapshotLoader | None = None
+# What other apps prepare from a snapshot when it loads, before any request sees it (the online
+# pipeline builds the release's runtime: ``inference.runtime.runtime_for``).
+LOAD_HOOKS: list[Callable[[GraphSnapshot], object]] = []
+
+
+def default_loader_set(loader: SnapshotLoader) -> None:
+    """The loader of every registry built without one: (project id, release id) → its frozen snapshot
+    (``ontology.releases.release_snapshot_load``, registered by ``OntologyConfig.ready``)."""
+    global _default_loader
+    _default_loader = loader
+
 
 @dataclass(frozen=True)
 class _Entry:
@@ -31,7 +44,7 @@ class SnapshotRegistry:
         self,
         *,
         check_interval_s: float | None = None,
-        loader: Callable[[int, int], GraphSnapshot] | None = None,
+        loader: SnapshotLoader | None = None,
     ) -> None:
         self.check_interval_s = check_interval_s
         self._loader = loader
@@ -70,12 +83,10 @@ class SnapshotRegistry:
         )
 
     def _load(self, project_id: int, release_id: int) -> GraphSnapshot:
-        if self._loader is not None:
-            return self._loader(project_id, release_id)
-        from .models import Release
-        from .releases import release_snapshot
-
-        return release_snapshot(release=Release.objects.get(pk=release_id))
+        loader = self._loader or _default_loader
+        if loader is None:
+            raise RuntimeError("no snapshot loader: the ontology app registers one when it is ready")
+        return loader(project_id, release_id)
 
     def pin(self, project_id: int, *, force_check: bool = False) -> GraphSnapshot | None:
         """The active release's snapshot (None when the project has no release)."""
@@ -95,6 +106,8 @@ class SnapshotRegistry:
             if entry is not None and self._is(entry.snapshot, active):
                 return entry.snapshot
             snapshot = self._load(project_id, active[0])
+            for hook in LOAD_HOOKS:
+                hook(snapshot)
             self.loads += 1
             self._entries[project_id] = _Entry(snapshot, time.monotonic())  # the atomic swap
             return snapshot

@@ -7,7 +7,7 @@ write of a graph store (``node_violations``, ``edge_violations``, ``alias_violat
 ==================================  ===============================================================
 ``graph.node_id_format``            a node id is 1–128 characters of ``[A-Za-z0-9_.:-]``
 ``graph.node_unique``               no two nodes share an id
-``graph.node_type``                 the type is one of ``ontology.domain.NodeType``
+``graph.node_type``                 the type is one of ``arg_platform.vocabulary.NodeType``
 ``graph.risk``                      the risk level is low, medium or high
 ``graph.node_status``               the status is ACTIVE, DEPRECATED or REMOVED
 ``graph.status_transition``         (store) REMOVED is terminal; ACTIVE goes to DEPRECATED before REMOVED
@@ -22,7 +22,7 @@ write of a graph store (``node_violations``, ``edge_violations``, ``alias_violat
 ``graph.action_fields``             Action / DirectAction nodes name a handler; parameters are well formed
 ``graph.edge_endpoint_exists``      both ends of an edge are nodes of the graph
 ``graph.edge_endpoint_removed``     no edge touches a REMOVED node
-``graph.edge_type``                 the type is one of ``ontology.domain.EdgeType``
+``graph.edge_type``                 the type is one of ``arg_platform.vocabulary.EdgeType``
 ``graph.edge_weight``               the weight is a finite number in [-1, 1] (negative = inhibitory)
 ``graph.self_loop``                 no edge joins a node to itself, whatever its type (the edge table's
                                     ``no_self_loops`` constraint: a step that goes nowhere)
@@ -44,13 +44,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from arg_platform.errors import Violation, ViolationCollector
-from ontology.domain import EDGE_TYPES, NODE_TYPES, NodeStatus, NodeType, RiskLevel
+from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, NodeType, RiskLevel
 
-from .store.port import AliasData, EdgeData, GraphData, NodeData
+if TYPE_CHECKING:
+    from .store.port import AliasData, EdgeData, GraphData, NodeData
+
 
 NODE_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 PARAMETER_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")

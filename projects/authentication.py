@@ -16,7 +16,8 @@ class ApiClientUser(AnonymousUser):
 
     def __init__(self, token: ApiToken) -> None:
         self.token = token
-        self.username = f"client:{token.name}"
+        # django-stubs types AnonymousUser.username as Literal[""]; a client's principal has a name
+        self.username = f"client:{token.name}"  # type: ignore[assignment]
 
     @property
     def is_authenticated(self) -> bool:  # type: ignore[override]

@@ -1,4 +1,4 @@
-"""Projects are the isolation unit (ARCHITECTURE decision 6).
+"""Projects are the isolation unit: every row and every graph element belongs to exactly one project.
 
 Each project owns its taxonomy, typologies, policies, ontology graph, releases, logs and memory.
 People reach a project through a ``Membership`` with a platform role; client apps through an

@@ -37,6 +37,7 @@ def project_access(*, user: Any, token: ApiToken | None, slug: str) -> ProjectAc
     project = Project.objects.filter(slug=slug).first()
     if project is None or not getattr(user, "is_authenticated", False):
         raise NotFound(f"project {slug!r} not found")
+    role: str
     if getattr(user, "is_superuser", False):
         role = PlatformRole.ADMIN
     else:

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -43,7 +44,7 @@ def project_create(*, slug: str, name: str, description: str = "") -> Project:
 
 
 @transaction.atomic
-def membership_set(*, project: Project, user: Any, role: str) -> Membership:
+def membership_set(*, project: Project, user: User, role: str) -> Membership:
     """Give ``user`` the platform ``role`` in ``project`` (replacing any earlier one)."""
     if role not in PlatformRole.values:
         raise RuleViolation(Violation("membership.role", f"unknown role {role!r}", field="role"))
@@ -56,8 +57,8 @@ def api_token_create(
     *,
     project: Project,
     name: str,
-    role: Any = None,
-    user: Any = None,
+    role: Any = None,  # a taxonomy.models.Role (an app above this one) of ``project``
+    user: User | None = None,
     expires_at: datetime | None = None,
 ) -> tuple[ApiToken, str]:
     """Create a token and return it with its full key — the only time the key is available."""
@@ -174,7 +175,7 @@ def _token_live_state(pk: int, digest: str) -> tuple[datetime | None, datetime |
     return _aware(row[0]), _aware(row[1]), row[2] is None or bool(row[3])
 
 
-def _aware(value: Any) -> datetime | None:
+def _aware(value: datetime | str | None) -> datetime | None:
     """A datetime column read by a raw cursor as an aware datetime (SQLite stores naive UTC text)."""
     if value is None:
         return None

@@ -9,7 +9,9 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from ontology.releases import CONTEXT_HOOKS
-
-        from .boost import DOCUMENT, active_check_boost
+        from review.loop.confidence_boost import DOCUMENT, active_check_boost
+        from review.loop.run import proposals_sent_to_review
+        from review.queue.notifications import on_proposals_sent_to_review
 
         CONTEXT_HOOKS[DOCUMENT] = active_check_boost
+        proposals_sent_to_review.connect(on_proposals_sent_to_review, dispatch_uid="review-pending-notify")

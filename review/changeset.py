@@ -8,7 +8,7 @@ fields with a ``RuleViolation`` (a reviewer's edit goes through the same door).
 One interpreter decides what the operations do, ``review.changeset_apply``: replay applies them in
 memory to the active release and freezes a shadow release (step C); approval applies them to the same
 release and to the draft, writes the draft's effects through the ontology and taxonomy services, and
-publishes the release built exactly as the shadow was (step E, ``review.application``).
+publishes the release built exactly as the shadow was (step E, ``review.loop.application``).
 
 Operations (``op`` names in brackets):
 
@@ -27,7 +27,7 @@ Operations (``op`` names in brackets):
 ``EdgeAdd`` [edge_add]
     Add a typed directed edge (detour shortcut, co-activation, redistributed split/merge edge).
 ``EdgeSetWeight`` [edge_weight]
-    Set an existing edge's weight (outcome-learned weight, seed 001); a weight ≤ −0.01 makes it
+    Set an existing edge's weight (a weight learned from outcomes); a weight ≤ −0.01 makes it
     inhibitory — a hard veto in traversal. ``previous`` records the weight the proposal was computed on.
 ``EdgeRemove`` [edge_remove]
     Delete an edge.
@@ -58,7 +58,7 @@ from typing import Any, ClassVar
 
 from arg_platform.errors import RuleViolation, Violation
 from arg_platform.storable import storable_text, unstorable_paths
-from ontology.domain import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
+from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
 from ontology.store.port import ParameterSpec
 
 NEW_LABEL_PREFIX = "new:"
@@ -491,7 +491,7 @@ def changeset_targets(ops: Sequence[Op]) -> list[str]:
 
 
 def changeset_edit_cost(ops: Sequence[Op]) -> float:
-    """The edit-path cost of a changeset (geDIG ΔEPC before normalisation, seed 000 §3).
+    """The edit-path cost of a changeset (geDIG ΔEPC before normalisation).
 
     Unit costs: creating or lifecycle-moving a node 1, a label 1, an edge add/remove 1, an alias 0.5,
     each attachment change 0.25, a content rewrite 0.5, a weight change |Δw| (at least 0.1).

@@ -5,8 +5,8 @@ graph (nodes, edges, aliases) and the taxonomy documents (labels and the rest of
 ``taxonomy.packs.pack_export`` writes them) — and returns the new state with the list of **effects**
 it produced. Nothing is written. Every caller goes through it:
 
-* replay freezes the new state of the active release into a shadow release (``review.shadow``);
-* application runs it twice — on the draft, whose effects ``review.application`` writes through the
+* replay freezes the new state of the active release into a shadow release (``review.loop.shadow``);
+* application runs it twice — on the draft, whose effects ``review.loop.application`` writes through the
   ontology and taxonomy services (a dumb writer: one service call per effect, no decisions of its own),
   and on the active release, whose new state becomes the next release (parent + approved changesets);
 * the proposal preview and the merge generator read the new state.
@@ -29,8 +29,7 @@ from typing import Any
 
 from ontology.store.port import AliasData, EdgeData, GraphData, NodeData
 from ontology.validator import STATUS_TRANSITIONS
-
-from .changeset import (
+from review.changeset import (
     NEW_LABEL_PREFIX,
     AliasSet,
     EdgeAdd,

@@ -22,9 +22,9 @@ import yaml
 from arg_platform.errors import RuleViolation, Violation
 from inference.contracts import RequestContext
 from inference.feedback import feedback_record
-from inference.logbook import log_result
 from inference.models import InferenceLog
-from inference.pipeline import InferenceRequest, run_inference
+from inference.pipeline import InferenceRequest
+from inference.services import inference_run
 from projects.models import Project
 
 FORMAT = "arg-demo-traffic/1"
@@ -140,7 +140,7 @@ def traffic_seed(*, project: Project, plan: TrafficPlan, night: str = "1", role:
         text = opening + prompt + ENDINGS[int(rng.integers(len(ENDINGS)))]
         user, channel = customers[int(rng.integers(len(customers)))]
         request_id = f"{prefix}{k}"
-        result = run_inference(
+        result = inference_run(
             InferenceRequest(
                 request_id=request_id,
                 project=project,
@@ -150,7 +150,6 @@ def traffic_seed(*, project: Project, plan: TrafficPlan, night: str = "1", role:
                 dry_run=True,
             )
         )
-        log_result(result)
         sent.requests += 1
         landed = sent.landed.setdefault(intent.key, {})
         target = result.route.target if result.route is not None else None

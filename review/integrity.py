@@ -35,8 +35,7 @@ from typing import Any
 
 from arg_platform.errors import Violation
 from ontology.store.port import GraphData, NodeData
-
-from .changeset import RISK_ORDER, AliasSet, NodeAdd, Op
+from review.changeset import RISK_ORDER, AliasSet, NodeAdd, Op
 
 ACTION_TYPES = frozenset({"Action", "DirectAction"})
 CHECK_TYPES = frozenset({"Clarify"})
@@ -133,8 +132,8 @@ def _admitted(node: NodeData, policy: Any) -> bool:
 
 
 def _policies(documents: Mapping[str, Any]) -> list[Any]:
-    from inference.policy_manager import compile_policy
-    from inference.release_runtime import taxonomy_view_from_documents
+    from inference.runtime import taxonomy_view_from_documents
+    from inference.steps.policy_manager import compile_policy
 
     view = taxonomy_view_from_documents(documents)
     return [compile_policy(p, view) for p in documents.get("policies", [])]

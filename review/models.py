@@ -19,7 +19,7 @@ class ProposalKind(models.TextChoices):
     SPLIT = "SPLIT"  # one node serves several intents: children first, parent → DEPRECATED
     MERGE = "MERGE"  # duplicate nodes: survivor keeps, the other → DEPRECATED + alias
     EDGE_ADD = "EDGE_ADD"  # co-activation / detour shortcut
-    EDGE_WEIGHT = "EDGE_WEIGHT"  # outcome-learned weight change (seed 001)
+    EDGE_WEIGHT = "EDGE_WEIGHT"  # a weight learned from outcomes
     EDGE_INHIBIT = "EDGE_INHIBIT"  # stale or harmful edge → inhibitory / removed
     LABEL_ADD = "LABEL_ADD"  # child-label-first taxonomy addition (CANDIDATE → SHADOW)
     LABEL_PROMOTE = "LABEL_PROMOTE"  # SHADOW → ACTIVE after shadow evaluation

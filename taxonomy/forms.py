@@ -16,7 +16,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from arg_platform.errors import RuleViolation
-from ontology.domain import NODE_TYPES
+from arg_platform.patterns import MAX_PATTERN_CHARS
+from arg_platform.vocabulary import NODE_TYPES
 from projects.models import Project
 
 from .models import Label, LabelStatus, MemoryScope, ResponseStyle
@@ -32,6 +33,12 @@ WEIGHT_HELP = {
 }
 NODE_TYPES_HELP = "One node type per line; known types: " + ", ".join(sorted(NODE_TYPES)) + "."
 SENSITIVE_LINE = re.compile(r"^(?P<topic>[^:]+):(?P<terms>.*?)(?:->\s*(?P<action>[A-Za-z_]+))?\s*$")
+
+
+def set_choices(field: forms.Field, choices: Iterable[tuple[Any, Any]]) -> None:
+    """Give a form's ``ChoiceField`` its choices (``Form.fields`` types its values as a plain ``Field``)."""
+    assert isinstance(field, forms.ChoiceField)
+    field.choices = choices
 
 
 class ViolationFormMixin:
@@ -61,7 +68,7 @@ class LinesField(forms.CharField):
         super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> Any:
-        text = super().to_python(value)
+        text = super().to_python(value) or ""
         return [line.strip() for line in text.splitlines() if line.strip()]
 
     def prepare_value(self, value: Any) -> Any:
@@ -219,7 +226,7 @@ class LabelMoveForm(ViolationFormMixin, forms.Form):
             choices.append(
                 (f"Under a label in {group}", [(f"label:{value}", text) for value, text in options])
             )
-        self.fields["target"].choices = choices
+        set_choices(self.fields["target"], choices)
 
     def clean_target(self) -> dict[str, str | None]:
         kind, _, value = self.cleaned_data["target"].partition(":")
@@ -364,7 +371,12 @@ class PolicyForm(ViolationFormMixin, forms.Form):
         help_text="Hop cap, 1–20; empty = the typology decides.",
     )
     blocked_terms = LinesField(help_text="Terms that BLOCK a request, one per line (stored lower-case).")
-    blocked_patterns = LinesField(help_text="Python regular expressions that BLOCK a request, one per line.")
+    blocked_patterns = LinesField(
+        help_text=(
+            f"Regular expressions (RE2 syntax: no backreferences or lookaround; at most {MAX_PATTERN_CHARS} "
+            "characters) that BLOCK a request, one per line."
+        )
+    )
     sensitive_topics = SensitiveTopicsField(
         help_text="One per line: 'topic: term1, term2 -> ACTION' with ACTION one of REFOCUS, RESTRICT, BLOCK."
     )
@@ -425,4 +437,4 @@ class HistoryFilterForm(forms.Form):
 
     def __init__(self, *args: Any, object_types: Iterable[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["object_type"].choices = [("", "All types"), *[(t, t) for t in object_types]]
+        set_choices(self.fields["object_type"], [("", "All types"), *[(t, t) for t in object_types]])

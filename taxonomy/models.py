@@ -10,9 +10,8 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-KEY_VALIDATOR = RegexValidator(
-    r"^[a-z0-9][a-z0-9_-]{0,62}$", "lowercase letters, digits, '_' and '-', ≤ 63 characters"
-)
+KEY_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+KEY_VALIDATOR = RegexValidator(KEY_PATTERN, "lowercase letters, digits, '_' and '-', ≤ 63 characters")
 LABEL_ID_PATTERN = r"^L\d{5,}$"
 
 

@@ -17,7 +17,7 @@ def label_record(label: Label) -> LabelRecord:
         label_id=label.label_id,
         name=label.name,
         cluster=label.cluster.key,
-        parent=label.parent.label_id if label.parent_id else None,
+        parent=label.parent.label_id if label.parent is not None else None,
         status=label.status,
         description=label.description,
         synonyms=tuple(label.synonyms),

@@ -12,14 +12,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from django.db import transaction
+from django.contrib.auth.models import User
+from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from arg_platform.audit import audit_record
+from arg_platform.audit import Actor, actor_user, audit_record
 from arg_platform.errors import NotFound, RuleViolation, Violation
 from projects.models import Project
 
+from .attachments import attached_nodes
 from .models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
 from .selectors import taxonomy_view
 from .validator import (
@@ -50,7 +52,7 @@ def _raise_if(violations: list[Violation]) -> None:
         raise RuleViolation(violations)
 
 
-def _clean_list(values: Iterable[Any] | None) -> list[str]:
+def _clean_list(values: Iterable[object] | None) -> list[str]:
     if values is None:
         return []
     if isinstance(values, str):
@@ -69,7 +71,7 @@ def _label_snapshot(label: Label) -> dict[str, Any]:
     return {
         "name": label.name,
         "cluster": label.cluster.key,
-        "parent": label.parent.label_id if label.parent_id else None,
+        "parent": label.parent.label_id if label.parent is not None else None,
         "status": label.status,
         "description": label.description,
         "synonyms": list(label.synonyms),
@@ -82,7 +84,7 @@ def _label_snapshot(label: Label) -> dict[str, Any]:
 
 
 @transaction.atomic
-def cluster_create(*, project: Project, actor: Any, key: str, name: str, description: str = "") -> Cluster:
+def cluster_create(*, project: Project, actor: Actor, key: str, name: str, description: str = "") -> Cluster:
     """Create a stable top-level domain."""
     cluster = Cluster(project=project, key=key.strip(), name=name.strip(), description=description)
     _full_clean(cluster, "cluster")
@@ -106,7 +108,7 @@ def cluster_create(*, project: Project, actor: Any, key: str, name: str, descrip
 
 
 @transaction.atomic
-def cluster_update(*, cluster: Cluster, actor: Any, name: str, description: str) -> Cluster:
+def cluster_update(*, cluster: Cluster, actor: Actor, name: str, description: str) -> Cluster:
     """Rename or re-describe a cluster (its key stays); refreshes the paths of its labels."""
     before = {"name": cluster.name, "description": cluster.description}
     if (
@@ -135,7 +137,7 @@ def cluster_update(*, cluster: Cluster, actor: Any, name: str, description: str)
     return cluster
 
 
-def _full_clean(obj: Any, kind: str, exclude: list[str] | None = None) -> None:
+def _full_clean(obj: models.Model, kind: str, exclude: list[str] | None = None) -> None:
     from django.core.exceptions import ValidationError
 
     try:
@@ -186,7 +188,7 @@ def next_label_id(*, project: Project) -> str:
 def label_create(
     *,
     project: Project,
-    actor: Any,
+    actor: Actor,
     name: str,
     cluster_key: str,
     parent_id: str | None = None,
@@ -253,19 +255,15 @@ def label_create(
     return label
 
 
-def _user_or_none(actor: Any) -> Any:
-    return (
-        actor
-        if getattr(actor, "pk", None) is not None and getattr(actor, "is_authenticated", False)
-        else None
-    )
+def _user_or_none(actor: Actor) -> User | None:
+    return actor_user(actor)
 
 
 @transaction.atomic
 def label_update(
     *,
     label: Label,
-    actor: Any,
+    actor: Actor,
     name: str | None = None,
     description: str | None = None,
     synonyms: Iterable[str] | None = None,
@@ -319,21 +317,21 @@ def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[dict[str
     return {k: before.get(k) for k in keys}, {k: after.get(k) for k in keys}
 
 
-def label_example_add(*, label: Label, actor: Any, text: str) -> Label:
+def label_example_add(*, label: Label, actor: Actor, text: str) -> Label:
     return label_update(label=label, actor=actor, examples=[*label.examples, text])
 
 
-def label_example_remove(*, label: Label, actor: Any, text: str) -> Label:
+def label_example_remove(*, label: Label, actor: Actor, text: str) -> Label:
     if text not in label.examples:
         raise NotFound(f"{label.label_id} has no example {text!r}")
     return label_update(label=label, actor=actor, examples=[e for e in label.examples if e != text])
 
 
-def label_synonym_add(*, label: Label, actor: Any, text: str) -> Label:
+def label_synonym_add(*, label: Label, actor: Actor, text: str) -> Label:
     return label_update(label=label, actor=actor, synonyms=[*label.synonyms, text])
 
 
-def label_synonym_remove(*, label: Label, actor: Any, text: str) -> Label:
+def label_synonym_remove(*, label: Label, actor: Actor, text: str) -> Label:
     if text not in label.synonyms:
         raise NotFound(f"{label.label_id} has no synonym {text!r}")
     return label_update(label=label, actor=actor, synonyms=[s for s in label.synonyms if s != text])
@@ -341,7 +339,7 @@ def label_synonym_remove(*, label: Label, actor: Any, text: str) -> Label:
 
 @transaction.atomic
 def label_move(
-    *, label: Label, actor: Any, parent_id: str | None, cluster_key: str | None = None, reason: str = ""
+    *, label: Label, actor: Actor, parent_id: str | None, cluster_key: str | None = None, reason: str = ""
 ) -> Label:
     """Move a label (and its subtree) under another parent, or to the root of a cluster.
 
@@ -408,7 +406,7 @@ def label_move(
 
 
 @transaction.atomic
-def label_set_status(*, label: Label, actor: Any, status: str, reason: str = "") -> Label:
+def label_set_status(*, label: Label, actor: Actor, status: str, reason: str = "") -> Label:
     """Move a label along CANDIDATE → SHADOW → ACTIVE → DEPRECATED, recording who, when and why.
 
     Deprecating a label requires its children to be deprecated or moved first (children first), and
@@ -475,11 +473,9 @@ def label_set_status(*, label: Label, actor: Any, status: str, reason: str = "")
 
 def _refuse_if_attached(label: Label) -> None:
     """Maintenance contract: ACTIVE nodes must be re-attached before their label is deprecated."""
-    from ontology.selectors import nodes_for_label
-
     attached = [
         node.node_id
-        for node in nodes_for_label(project=label.project, label_id=label.label_id, status="ACTIVE", limit=6)
+        for node in attached_nodes(project=label.project, label_id=label.label_id, status="ACTIVE", limit=6)
     ]
     if attached:
         shown = ", ".join(attached[:5]) + (" …" if len(attached) > 5 else "")
@@ -497,7 +493,7 @@ def _refuse_if_attached(label: Label) -> None:
 
 @transaction.atomic
 def incompatibility_create(
-    *, project: Project, actor: Any, label_a: str, label_b: str, reason: str = ""
+    *, project: Project, actor: Actor, label_a: str, label_b: str, reason: str = ""
 ) -> LabelIncompatibility:
     """Declare that two labels may not co-occur."""
     a, b = pair_key(label_a, label_b)
@@ -527,7 +523,7 @@ def incompatibility_create(
 
 
 @transaction.atomic
-def incompatibility_delete(*, incompatibility: LabelIncompatibility, actor: Any, reason: str = "") -> None:
+def incompatibility_delete(*, incompatibility: LabelIncompatibility, actor: Actor, reason: str = "") -> None:
     project = incompatibility.project
     key = f"{incompatibility.label_a.label_id}|{incompatibility.label_b.label_id}"
     incompatibility.delete()
@@ -586,7 +582,7 @@ def typology_as_data(t: ContextTypology) -> dict[str, Any]:
 
 @transaction.atomic
 def typology_save(
-    *, project: Project | None, actor: Any, data: Mapping[str, Any], typology: ContextTypology | None = None
+    *, project: Project | None, actor: Actor, data: Mapping[str, Any], typology: ContextTypology | None = None
 ) -> ContextTypology:
     """Create (``typology`` None) or update a context typology from its data form (see the pack format)."""
     merged = typology_as_data(typology) if typology is not None else typology_defaults()
@@ -629,7 +625,7 @@ def typology_save(
 
 @transaction.atomic
 def typology_copy_from_template(
-    *, project: Project, actor: Any, template_key: str, key: str | None = None
+    *, project: Project, actor: Actor, template_key: str, key: str | None = None
 ) -> ContextTypology:
     """Copy a shared typology template into a project (templates have no project)."""
     template = ContextTypology.objects.filter(project__isnull=True, key=template_key).first()
@@ -688,7 +684,7 @@ def policy_as_data(p: Policy) -> dict[str, Any]:
 
 @transaction.atomic
 def policy_save(
-    *, project: Project, actor: Any, data: Mapping[str, Any], policy: Policy | None = None
+    *, project: Project, actor: Actor, data: Mapping[str, Any], policy: Policy | None = None
 ) -> Policy:
     """Create (``policy`` None) or update a policy; label references are checked against the taxonomy."""
     merged: dict[str, Any] = policy_as_data(policy) if policy is not None else policy_defaults()
@@ -725,7 +721,7 @@ def policy_save(
 def role_save(
     *,
     project: Project,
-    actor: Any,
+    actor: Actor,
     key: str,
     name: str,
     policy_key: str,

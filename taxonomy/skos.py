@@ -30,17 +30,23 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
-from rdflib import Graph, Literal, Namespace, URIRef
+from rdflib import Graph, Literal, Namespace, URIRef, plugin
 from rdflib.namespace import OWL, RDF, SKOS, XSD
+from rdflib.parser import Parser
+from rdflib.plugins.parsers.hext import HextuplesParser
+from rdflib.plugins.parsers.jsonld import JsonLDParser
+from rdflib.plugins.parsers.rdfxml import RDFXMLParser
+from rdflib.plugins.parsers.trix import TriXParser
 from rdflib.plugins.serializers.turtle import TurtleSerializer
 from rdflib.term import Node
 from rdflib.util import guess_format
 
-from arg_platform.audit import audit_record
+from arg_platform.audit import Actor, audit_record
 from arg_platform.errors import RuleViolation, Violation, ViolationCollector
 from projects.models import Project
 
-from .models import KEY_VALIDATOR, LABEL_ID_PATTERN, Cluster, Label, LabelStatus, Policy
+from .file_guards import json_ld_check, json_lines_depth_check, size_check, xml_check
+from .models import KEY_PATTERN, LABEL_ID_PATTERN, Cluster, Label, LabelStatus, Policy
 from .selectors import taxonomy_view
 from .services import STATUS_TRANSITIONS, _clean_list, _compute_path, _user_or_none, knowledge_changed
 from .validator import LabelRecord, TaxonomyView, validate_taxonomy
@@ -49,7 +55,7 @@ ARG = Namespace("https://arg-platform.dev/ns#")
 DEFAULT_BASE_URI = "https://arg-platform.local"
 DEFAULT_LANGUAGE = "en"
 LABEL_ID_RE = re.compile(LABEL_ID_PATTERN)
-KEY_RE = re.compile(KEY_VALIDATOR.regex.pattern)
+KEY_RE = re.compile(KEY_PATTERN)
 MAX_LABEL_ID_LEN = 16  # Label.label_id max_length
 MAX_LABEL_SEQ = 2**31 - 1  # Project.label_seq is a PositiveIntegerField
 MAX_CLUSTER_NAME = 120
@@ -122,7 +128,7 @@ def skos_graph(*, project: Project, base_uri: str | None = None, language: str =
     labels = Label.objects.filter(project=project).select_related("cluster", "parent").order_by("label_id")
     for label in labels:
         concept = label_uri(project=project, label_id=label.label_id, base_uri=base)
-        if label.parent_id:
+        if label.parent is not None:
             broader = label_uri(project=project, label_id=label.parent.label_id, base_uri=base)
         else:
             broader = cluster_uri(project=project, key=label.cluster.key, base_uri=base)
@@ -165,11 +171,38 @@ def skos_format_for(filename: str) -> str:
     return guess_format(filename) or "turtle"
 
 
+def _parser_class(fmt: str) -> type[Parser]:
+    try:
+        return plugin.get(fmt, Parser)
+    except plugin.PluginException as exc:
+        raise RuleViolation(
+            Violation("skos.parse", f"{fmt!r} is not an RDF syntax rdflib reads", "file")
+        ) from exc
+
+
 def skos_parse(*, data: str | bytes, fmt: str = "turtle") -> Graph:
-    """Parse RDF; any syntax error becomes a ``skos.parse`` violation carrying the parser's message."""
+    """Parse RDF; any syntax error becomes a ``skos.parse`` violation carrying the parser's message.
+
+    The hostile-file guards come first (``taxonomy.file_guards``): the size limit; no DOCTYPE or entity
+    declaration in an XML syntax; no context referenced by IRI (nothing is fetched) and bounded nesting
+    in JSON-LD; bounded nesting in HexTuples. Turtle nested past the recursion limit is refused too."""
+    size_check(size=len(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data))
+    parser = _parser_class(fmt)
+    if issubclass(parser, (RDFXMLParser, TriXParser)):
+        xml_check(data)
+    elif issubclass(parser, JsonLDParser):
+        json_ld_check(data)
+    elif issubclass(parser, HextuplesParser):
+        json_lines_depth_check(data)
     graph = Graph()
     try:
         graph.parse(data=data, format=fmt)
+    except RecursionError as exc:
+        raise RuleViolation(
+            Violation(
+                "file.too_deep", "the document nests blank nodes or lists too deeply to be read", "file"
+            )
+        ) from exc
     except Exception as exc:  # rdflib's parsers raise many unrelated types (BadSyntax, SAX, JSON, …)
         message = " ".join(str(exc).split())[:1000] or type(exc).__name__
         raise RuleViolation(
@@ -504,7 +537,7 @@ def _follow_moved_ancestors(labels: dict[str, LabelRecord], imported: set[str]) 
 def skos_import(
     *,
     project: Project,
-    actor: Any,
+    actor: Actor,
     data: str | bytes,
     fmt: str = "turtle",
     language: str = DEFAULT_LANGUAGE,
@@ -617,7 +650,7 @@ def skos_import(
 def _write(
     *,
     project: Project,
-    actor: Any,
+    actor: Actor,
     clusters: list[_ClusterPlan],
     before: TaxonomyView,
     after: TaxonomyView,

@@ -28,8 +28,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from arg_platform.errors import Violation, ViolationCollector
+from arg_platform.patterns import pattern_problem
 from arg_platform.storable import storable_text, unstorable_paths
-from ontology.domain import NODE_TYPES
+from arg_platform.vocabulary import NODE_TYPES
 
 from .models import LABEL_ID_PATTERN, LabelStatus, MemoryScope, ResponseStyle
 
@@ -262,19 +263,28 @@ def _check_siblings(out: ViolationCollector, view: TaxonomyView) -> None:
 # --- policies and typologies -----------------------------------------------------------------------
 
 
-def _str_list(out: ViolationCollector, rule: str, fname: str, value: object, loc: str) -> list[str]:
+def _str_list(
+    out: ViolationCollector,
+    rule: str,
+    fname: str,
+    value: object,
+    loc: str,
+    *,
+    item_len: int | None = MAX_TERM_LEN,
+) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         out.add(rule, f"{fname} must be a list of strings", fname, loc)
         return []
     if len(value) > MAX_LIST_ITEMS:
         out.add(rule, f"{fname} holds more than {MAX_LIST_ITEMS} items", fname, loc)
-    if any(len(v) > MAX_TERM_LEN for v in value):
-        out.add(rule, f"an item of {fname} is longer than {MAX_TERM_LEN} characters", fname, loc)
+    if item_len is not None and any(len(v) > item_len for v in value):
+        out.add(rule, f"an item of {fname} is longer than {item_len} characters", fname, loc)
     return list(value)
 
 
 def validate_policy(view: TaxonomyView, data: Mapping[str, object], *, loc: str = "") -> list[Violation]:
-    """Rules of one policy: known, non-deprecated labels; known node types; compilable patterns."""
+    """Rules of one policy: known, non-deprecated labels; known node types; blocked patterns that run on
+    RE2 within the bounds of ``arg_platform.patterns`` (each refusal names its pattern)."""
     out = ViolationCollector()
     for fname in ("allowed_labels", "forbidden_labels"):
         for label_id in _str_list(out, "policy.field_type", fname, data.get(fname, []), loc):
@@ -288,18 +298,10 @@ def validate_policy(view: TaxonomyView, data: Mapping[str, object], *, loc: str 
             if node_type not in NODE_TYPES:
                 out.add("policy.node_types", f"{fname}: unknown node type {node_type!r}", fname, loc)
     _str_list(out, "policy.field_type", "blocked_terms", data.get("blocked_terms", []), loc)
-    for pattern in _str_list(
-        out, "policy.field_type", "blocked_patterns", data.get("blocked_patterns", []), loc
-    ):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            out.add(
-                "policy.pattern",
-                f"blocked_patterns: {pattern!r} is not a valid regular expression ({exc})",
-                "blocked_patterns",
-                loc,
-            )
+    patterns = data.get("blocked_patterns", [])
+    for pattern in _str_list(out, "policy.field_type", "blocked_patterns", patterns, loc, item_len=None):
+        if problem := pattern_problem(pattern):
+            out.add("policy.pattern", f"blocked_patterns: {problem}", "blocked_patterns", loc)
     topics = data.get("sensitive_topics", [])
     if not isinstance(topics, list):
         out.add("policy.field_type", "sensitive_topics must be a list", "sensitive_topics", loc)

@@ -139,3 +139,9 @@ def run_jobs(monkeypatch: Any, django_capture_on_commit_callbacks: Any) -> Calla
 
     monkeypatch.setitem(app.conf, "task_always_eager", True)
     return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
+def bench_app(settings: Any) -> None:
+    """The bench app installed, as ``bench.settings`` installs it for ``manage.py bench_*``."""
+    settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "bench.apps.BenchConfig"]

@@ -11,3 +11,5 @@ import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ARG_DATA_DIR", tempfile.mkdtemp(prefix="arg-test-data-"))
+# The demo pack's action handlers, as ``make run`` registers them: tests route requests to its Actions.
+os.environ.setdefault("ARG_ACTION_HANDLER_MODULES", "packs.demo.handlers")

@@ -4,8 +4,14 @@ through registered handlers (Python callables and HTTP webhooks) with dry run, t
 ``run_action`` is the entry point; ``action_handler`` registers a Python handler.
 """
 
-from .execute import ActionStatus, run_action
-from .registry import ActionContext, ActionFailed, HandlerRegistry, action_handler, default_registry
+from inference.actions.execute import ActionStatus, run_action
+from inference.actions.registry import (
+    ActionContext,
+    ActionFailed,
+    HandlerRegistry,
+    action_handler,
+    default_registry,
+)
 
 __all__ = [
     "ActionContext",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .registry import ActionContext, RegisteredHandler, Verdict
+from inference.actions.registry import ActionContext, RegisteredHandler, Verdict
 
 logger = logging.getLogger(__name__)
 

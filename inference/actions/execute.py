@@ -36,11 +36,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from arg_platform.errors import RuleViolation, Violation
-from ontology.snapshot import GraphSnapshot, NodeView
-
-from ..contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
-from ..models import ActionExecution
-from .checks import (
+from inference.actions.checks import (
     ParameterCheck,
     PreconditionResult,
     PreconditionStatus,
@@ -50,8 +46,11 @@ from .checks import (
     parameters_validate,
     precondition_checks,
 )
-from .handlers import Execution, ResolvedHandler, invoke, json_safe, preview, resolve_handler
-from .registry import ActionContext, HandlerRegistry, default_registry
+from inference.actions.handlers import Execution, ResolvedHandler, invoke, json_safe, preview, resolve_handler
+from inference.actions.registry import ActionContext, HandlerRegistry, default_registry
+from inference.contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
+from inference.models import ActionExecution
+from ontology.snapshot import GraphSnapshot, NodeView
 
 ACTION_NODE_TYPES = frozenset({"Action", "DirectAction"})
 MAX_KEY_LENGTH = 128

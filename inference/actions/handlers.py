@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .registry import (
+from inference.actions.registry import (
     PYTHON_PREFIX,
     WEBHOOK_PREFIX,
     ActionContext,
@@ -22,7 +22,7 @@ from .registry import (
     HandlerRegistry,
     RegisteredHandler,
 )
-from .webhook import webhook_post, webhook_request, webhook_url_problem
+from inference.actions.webhook import webhook_post, webhook_request, webhook_url_problem
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,8 @@ A registration may also make some of the node's human-readable preconditions *ma
 Preconditions no registration checks are reported as "to confirm" in the action's explanation.
 
 ``default_registry()`` is the process-wide registry; it imports the modules of the
-``ACTION_HANDLER_MODULES`` setting once (by default ``inference.demo_handlers``) so their decorators run.
+``ACTION_HANDLER_MODULES`` setting once (none by default; the demo pack's are ``packs.demo.handlers``) so
+their decorators run.
 """
 
 from __future__ import annotations

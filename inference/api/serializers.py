@@ -29,7 +29,7 @@ class PromptField(serializers.CharField):
     """A prompt as sent: NUL and other binary content reach the envelope, which refuses them with
     ``request.prompt_binary`` (DRF's own null-character check would hide that rule)."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:  # CharField's keyword arguments, passed through
         super().__init__(**kwargs)
         self.validators = [
             v for v in self.validators if type(v).__name__ != "ProhibitNullCharactersValidator"
@@ -44,7 +44,7 @@ def _parameters_checked(value: Any) -> None:
 
 
 class DisambiguationSerializer(serializers.Serializer):
-    """The answer to an earlier request's "Do you mean X or Y?" (``inference.clarification``)."""
+    """The answer to an earlier request's "Do you mean X or Y?" (``inference.steps.clarification``)."""
 
     request_id = serializers.CharField(max_length=64, help_text="the request that asked")
     choice = serializers.CharField(max_length=200, help_text="an option's LabelID or its name")
@@ -52,7 +52,8 @@ class DisambiguationSerializer(serializers.Serializer):
 
 class InferRequestSerializer(serializers.Serializer):
     prompt = PromptField(max_length=MAX_PROMPT_FIELD, allow_blank=True, trim_whitespace=False)
-    context = ContextSerializer(required=False)
+    # a declared field (DRF collects it), not Field.context
+    context = ContextSerializer(required=False)  # type: ignore[assignment]
     parameters = serializers.DictField(
         required=False, help_text="Action parameters, when known", validators=[_parameters_checked]
     )
@@ -141,16 +142,29 @@ class FeedbackResponseSerializer(serializers.Serializer):
 # --- the plain path of POST /api/v1/infer -------------------------------------------------------------
 
 
+def _max_length(field: serializers.Field) -> int:
+    """The ``max_length`` a declared CharField or ListField sets (every one read below sets it)."""
+    if not isinstance(field, serializers.CharField | serializers.ListField) or field.max_length is None:
+        raise TypeError(f"{field!r} declares no max_length")
+    return field.max_length
+
+
+def _child(field: serializers.Field) -> serializers.Field:
+    if not isinstance(field, serializers.ListField):
+        raise TypeError(f"{field!r} is not a ListField")
+    return field.child
+
+
 _CONTEXT_CHARS = {
-    name: field.max_length
+    name: _max_length(field)
     for name, field in ContextSerializer._declared_fields.items()
     if type(field) is serializers.CharField
 }
 _HISTORY = ContextSerializer._declared_fields["history"]
-_HISTORY_ITEMS, _HISTORY_ITEM_CHARS = _HISTORY.max_length, _HISTORY.child.max_length
+_HISTORY_ITEMS, _HISTORY_ITEM_CHARS = _max_length(_HISTORY), _max_length(_child(_HISTORY))
 _TOP_KEYS = frozenset(InferRequestSerializer._declared_fields)
-_PROMPT_CHARS = InferRequestSerializer._declared_fields["prompt"].max_length
-_KEY_CHARS = InferRequestSerializer._declared_fields["idempotency_key"].max_length
+_PROMPT_CHARS = _max_length(InferRequestSerializer._declared_fields["prompt"])
+_KEY_CHARS = _max_length(InferRequestSerializer._declared_fields["idempotency_key"])
 
 
 def _plain_text(value: Any, limit: int) -> str | None:

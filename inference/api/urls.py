@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from inference.api import views
 
 urlpatterns = [
     path("infer", views.InferView.as_view(), name="infer"),

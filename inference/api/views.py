@@ -17,15 +17,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arg_platform.errors import RuleViolation, Violation
+from inference.api import serializers as s
+from inference.contracts import RequestContext, plain_fields
+from inference.feedback import feedback_record
+from inference.pipeline import InferenceRequest, InferenceResult
+from inference.services import inference_refuse, inference_run
 from projects.access import Capability, ProjectAccess
 from projects.api.base import request_token
 from projects.selectors import project_access_require
-
-from ..contracts import RequestContext, plain
-from ..feedback import ANSWERED_BY, feedback_record
-from ..logbook import log_result
-from ..pipeline import InferenceRequest, InferenceResult, run_inference
-from . import serializers as s
 
 PROJECT_QUERY = OpenApiParameter("project", str, description="project slug (people only; tokens imply it)")
 
@@ -61,7 +60,7 @@ def _response_body(result: InferenceResult) -> dict[str, Any]:
                 view = snapshot.node(node_id)
                 nodes.append({"node_id": node_id, "title": view.title, "type": view.type})
         edges = [list(e) for e in result.route.path_edges]
-    body_outcome = plain(outcome)
+    body_outcome = plain_fields(outcome)
     body_outcome["kind"] = str(outcome.kind)
     body_outcome["info_status"] = str(outcome.info_status) if outcome.info_status else None
     return {
@@ -102,7 +101,8 @@ class InferView(APIView):
         token = request_token(request)
         request_id = getattr(request._request, "request_id", None) or ""
         correlation_id = getattr(request._request, "correlation_id", "")
-        role = token.role.key if token is not None and token.role_id else None
+        role = token.role.key if token is not None and token.role is not None else None
+        parse_error: ParseError | None
         try:
             data = request.data
         except ParseError as exc:
@@ -115,7 +115,7 @@ class InferView(APIView):
         context = RequestContext(
             **{**valid.get("context", {}), "history": tuple(valid.get("context", {}).get("history", ()))}
         )
-        result = run_inference(
+        result = inference_run(
             InferenceRequest(
                 request_id=request_id,
                 project=access.project,
@@ -132,17 +132,8 @@ class InferView(APIView):
                 disambiguation=_disambiguation(valid),
             )
         )
-        log_result(result)
         if result.error is not None:
             raise result.error
-        if result.clarified is not None:  # the user's choice is evidence about the asking request
-            feedback_record(
-                project_id=access.project.pk,
-                request_id=result.clarified.request_id,
-                kind="disambiguation",
-                choice=result.clarified.option.label_id,
-                idempotency_key=ANSWERED_BY + request_id,
-            )
         return Response(_response_body(result))
 
     @staticmethod
@@ -164,21 +155,18 @@ class InferView(APIView):
             if parse_error is None and isinstance(data, dict)
             else {"body": ["send a JSON object"]}
         )
-        prompt = data.get("prompt") if isinstance(data, dict) and isinstance(data.get("prompt"), str) else ""
-        failed = InferenceResult(
-            request=InferenceRequest(
-                request_id,
-                access.project,
-                prompt,
-                RequestContext(),
-                token=token,
-                correlation_id=correlation_id,
-                default_role=role,
-            )
+        sent = data.get("prompt") if isinstance(data, dict) else None
+        prompt = sent if isinstance(sent, str) else ""
+        refused = InferenceRequest(
+            request_id,
+            access.project,
+            prompt,
+            RequestContext(),
+            token=token,
+            correlation_id=correlation_id,
+            default_role=role,
         )
-        failed.error = _violation_from_serializer(errors)
-        log_result(failed)
-        raise failed.error
+        raise inference_refuse(refused, _violation_from_serializer(errors))
 
 
 class FeedbackView(APIView):

@@ -19,9 +19,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arg_platform.errors import RuleViolation, Violation
+from ontology.snapshots import pin_snapshot
 from projects.access import Capability, ProjectAccess
 from projects.api.base import request_token
+from projects.models import ApiToken
 from projects.selectors import project_access_require
+from taxonomy.models import Role
 
 from .. import selectors, services
 from ..models import EpisodicMemory, Scope
@@ -52,29 +55,26 @@ def memory_access(request: Request) -> ProjectAccess:
     return project_access_require(user=request.user, token=token, slug=slug, capability=Capability.MEMORY)
 
 
-def token_memory_scopes(access: ProjectAccess, token: Any) -> frozenset[str] | None:
+def token_memory_scopes(access: ProjectAccess, token: ApiToken | None) -> frozenset[str] | None:
     """The scopes a client token's policy role may write (None: a person, who may write any scope).
 
-    The active release's compiled policy decides (as for ``/infer``); before any release, the draft's.
+    The active release's frozen policy of the role decides (as for ``/infer``); before any release, the
+    draft's.
     A token without a role in a project whose policies define roles gets no scope.
     """
     if token is None:
         return None
-    from ontology.snapshots import pin_snapshot
-
-    role_key = token.role.key if token.role_id else None
+    role_key = token.role.key if token.role is not None else None
     snapshot = pin_snapshot(access.project.pk)
     if snapshot is not None:
-        from inference.release_runtime import runtime_for
-
-        runtime = runtime_for(snapshot)
-        if not runtime.roles:
+        roles = {r["key"]: r["policy"] for r in snapshot.documents.get("roles", [])}
+        if not roles:
             return frozenset({Scope.USER})
-        if role_key not in runtime.roles:
+        if role_key not in roles:
             return frozenset()
-        return frozenset(runtime.policy_for_role(role_key).constraints.memory_scopes)
-    from taxonomy.models import Role
-
+        policies = snapshot.documents.get("policies", [])
+        policy: dict[str, Any] = next((p for p in policies if p["key"] == roles[role_key]), {})
+        return frozenset(policy.get("memory_scopes") or [])
     if not Role.objects.filter(project=access.project).exists():
         return frozenset({Scope.USER})
     role = Role.objects.filter(project=access.project, key=role_key).select_related("policy").first()
@@ -159,7 +159,7 @@ class MemoryView(APIView):
             provenance={
                 "token_id": token.pk if token is not None else None,
                 "actor": getattr(request.user, "username", "") if token is None else "",
-                "role": token.role.key if token is not None and token.role_id else "",
+                "role": token.role.key if token is not None and token.role is not None else "",
             },
             corrects_id=valid.get("corrects"),
             occurred_at=valid.get("occurred_at"),

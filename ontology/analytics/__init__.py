@@ -1,4 +1,4 @@
-"""Structural analytics of a release (issue 4, ARCHITECTURE decision 2).
+"""Structural analytics of a release: communities, similarity and centrality of its graph.
 
 ``compute_structural_signals(graph)`` turns a graph into ``StructuralSignals``: Louvain communities
 and their modularity, Node Similarity (Jaccard, top-k per node), SimRank (per community, top-k per

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ontology.domain import NodeStatus
+from arg_platform.vocabulary import NodeStatus
 
 from ..store.port import GraphData
 

@@ -1,4 +1,4 @@
-"""Bounded SimRank on sparse matrices (GDS has none — ARCHITECTURE decision 2).
+"""Bounded SimRank on sparse matrices (GDS has none, so both backends compute it here).
 
 **SimRank**: two nodes are similar when their neighbours are similar. With I(a) the neighbours of a
 and decay C, s(a, a) = 1 and, for a ≠ b,

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from ontology.domain import EDGE_TYPE_CHOICES, NODE_STATUS_CHOICES, NODE_TYPE_CHOICES, RiskLevel
+from arg_platform.vocabulary import EDGE_TYPE_CHOICES, NODE_STATUS_CHOICES, NODE_TYPE_CHOICES, RiskLevel
 from ontology.models import Release
 
 
 class ParameterSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     type = serializers.CharField(max_length=32, default="string")
-    required = serializers.BooleanField(default=True)
+    # a declared field, not the Field.required attribute the DRF stubs see on a serializer
+    required = serializers.BooleanField(default=True)  # type: ignore[assignment]
     description = serializers.CharField(max_length=500, allow_blank=True, default="")
 
 
@@ -54,7 +55,8 @@ class NodeStatusSerializer(serializers.Serializer):
 
 
 class EdgeSerializer(serializers.Serializer):
-    source = serializers.CharField(max_length=128)
+    # a declared field, not the Field.source attribute the DRF stubs see on a serializer
+    source = serializers.CharField(max_length=128)  # type: ignore[assignment]
     target = serializers.CharField(max_length=128)
     type = serializers.ChoiceField(choices=EDGE_TYPE_CHOICES)
     weight = serializers.FloatField(min_value=-1, max_value=1, default=1.0)
@@ -62,21 +64,24 @@ class EdgeSerializer(serializers.Serializer):
 
 
 class EdgeKeySerializer(serializers.Serializer):
-    source = serializers.CharField(max_length=128)
+    # a declared field, not the Field.source attribute the DRF stubs see on a serializer
+    source = serializers.CharField(max_length=128)  # type: ignore[assignment]
     target = serializers.CharField(max_length=128)
     type = serializers.ChoiceField(choices=EDGE_TYPE_CHOICES)
     reason = serializers.CharField(max_length=500, allow_blank=True, default="")
 
 
 class AliasSerializer(serializers.Serializer):
-    source = serializers.CharField(max_length=128)
+    # a declared field, not the Field.source attribute the DRF stubs see on a serializer
+    source = serializers.CharField(max_length=128)  # type: ignore[assignment]
     targets = serializers.ListField(child=serializers.CharField(max_length=128), min_length=1, max_length=20)
     reason = serializers.CharField(max_length=500, allow_blank=True, default="")
 
 
 class NeighbourhoodSerializer(serializers.Serializer):
     center = serializers.CharField()
-    source = serializers.CharField(help_text="release vN or draft")
+    # a declared field, not the Field.source attribute the DRF stubs see on a serializer
+    source = serializers.CharField(help_text="release vN or draft")  # type: ignore[assignment]
     nodes = NodeSerializer(many=True)
     edges = EdgeSerializer(many=True)
 

@@ -18,16 +18,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arg_platform.errors import Forbidden, RuleViolation, Violation
+from arg_platform.job_api import JobSerializer, job_accepted
 from arg_platform.jobs import job_enqueue
 from arg_platform.pagination import MAX_OFFSET
 from ontology import graph_read, releases, services
 from ontology.publish_jobs import publish_job_open
 from ontology.selectors import release_list
-from ontology.store.port import AliasData, EdgeData, NodeData, ParameterSpec
+from ontology.store.port import AliasData, EdgeData, NodeData, ParameterSpec, is_direction
 from ontology.tasks import release_publish_task
 from projects.access import Capability
 from projects.api.base import ProjectScopedMixin
-from projects.api.jobs import JobSerializer, job_accepted
 
 from . import serializers as s
 
@@ -165,7 +165,7 @@ class NeighbourhoodView(GraphReadMixin, APIView):
     def get(self, request: Request, project: str, node_id: str) -> Response:
         q = request.query_params
         direction = q.get("direction", "both")
-        if direction not in ("out", "in", "both"):
+        if not is_direction(direction):
             raise RuleViolation(
                 Violation("graph.direction", "direction must be out, in or both", "direction")
             )

@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import ontology.domain
+import arg_platform.vocabulary
 
 
 class Migration(migrations.Migration):
@@ -49,7 +49,7 @@ class Migration(migrations.Migration):
                     "risk",
                     models.CharField(
                         choices=[("low", "low"), ("medium", "medium"), ("high", "high")],
-                        default=ontology.domain.RiskLevel["LOW"],
+                        default=arg_platform.vocabulary.RiskLevel["LOW"],
                         max_length=8,
                     ),
                 ),
@@ -57,7 +57,7 @@ class Migration(migrations.Migration):
                     "status",
                     models.CharField(
                         choices=[("ACTIVE", "ACTIVE"), ("DEPRECATED", "DEPRECATED"), ("REMOVED", "REMOVED")],
-                        default=ontology.domain.NodeStatus["ACTIVE"],
+                        default=arg_platform.vocabulary.NodeStatus["ACTIVE"],
                         max_length=12,
                     ),
                 ),

@@ -1,4 +1,5 @@
-"""The ``GraphStore`` port (ARCHITECTURE decision 1) and the factory of the configured backend.
+"""The ``GraphStore`` port (every graph read and write goes through it) and the factory of the configured
+backend.
 
 Backends: ``sql`` (Django ORM tables, the embedded default) and ``neo4j`` (official driver). Both are
 reached only through ``get_graph_store()``; one instance per process (for neo4j: one driver per

@@ -35,9 +35,9 @@ import json
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from django.conf import settings
 from django.utils import timezone
@@ -60,12 +60,16 @@ from .port import (
     AliasData,
     Direction,
     EdgeData,
+    GraphCounts,
     GraphData,
     NodeData,
     ParameterSpec,
     StoreHealth,
     resolve_alias_chain,
 )
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 STAGED_ABOVE = 20_000
 NEIGHBOUR_STATEMENTS = {"out": "NEIGHBOURS_OUT", "in": "NEIGHBOURS_IN", "both": "NEIGHBOURS_BOTH"}
@@ -224,19 +228,21 @@ class Neo4jGraphStore:
     def close(self) -> None:
         self.driver.close()
 
-    def _write(self, fn: Any, *args: Any) -> Any:
+    def _write(self, fn: Callable[Concatenate[Any, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         tx = getattr(self._local, "tx", None)
         if tx is not None:
-            return fn(tx, *args)
+            return fn(tx, *args, **kwargs)
         with self.driver.session(database=self.database) as session:
-            return session.execute_write(fn, *args)
+            result: T = session.execute_write(fn, *args, **kwargs)
+            return result
 
-    def _read(self, fn: Any, *args: Any) -> Any:
+    def _read(self, fn: Callable[Concatenate[Any, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         tx = getattr(self._local, "tx", None)
         if tx is not None:
-            return fn(tx, *args)
+            return fn(tx, *args, **kwargs)
         with self.driver.session(database=self.database) as session:
-            return session.execute_read(fn, *args)
+            result: T = session.execute_read(fn, *args, **kwargs)
+            return result
 
     def run_cypher(self, query: str, params: dict[str, Any]) -> Any:
         """Run one read statement (GDS analytics) on this store's connection and answer a pandas
@@ -404,7 +410,7 @@ class Neo4jGraphStore:
             )
             return GraphData(nodes=tuple(nodes), edges=tuple(edges), aliases=tuple(aliases))
 
-        return self._read(work)  # type: ignore[no-any-return]
+        return self._read(work)
 
     # --- nodes ------------------------------------------------------------------------------------
 
@@ -454,7 +460,7 @@ class Neo4jGraphStore:
             record = _run(tx, "GET_NODE", project_id=project_id, node_id=node_id).single()
             return node_from_props(record["node"]) if record else None
 
-        return self._read(work)  # type: ignore[no-any-return]
+        return self._read(work)
 
     def list_nodes(
         self,
@@ -480,7 +486,7 @@ class Neo4jGraphStore:
             rows = _run(tx, "LIST_NODES", **filters, offset=max(offset, 0), limit=max(limit, 0))
             return [node_from_props(r["node"]) for r in rows], total
 
-        return self._read(work)  # type: ignore[no-any-return]
+        return self._read(work)
 
     def _statuses(self, tx: Any, project_id: int, node_ids: list[str]) -> dict[str, str]:
         return {
@@ -531,7 +537,7 @@ class Neo4jGraphStore:
             )
             return sorted((_edge(r) for r in rows), key=lambda e: e.key)
 
-        return self._read(work)  # type: ignore[no-any-return]
+        return self._read(work)
 
     # --- aliases ----------------------------------------------------------------------------------
 
@@ -567,8 +573,8 @@ class Neo4jGraphStore:
 
     # --- counts -----------------------------------------------------------------------------------
 
-    def counts(self, project_id: int) -> dict[str, object]:
-        def work(tx: Any) -> dict[str, object]:
+    def counts(self, project_id: int) -> GraphCounts:
+        def work(tx: Any) -> GraphCounts:
             by_type: Counter[str] = Counter()
             by_status: Counter[str] = Counter()
             for r in _run(tx, "COUNT_NODES", project_id=project_id):
@@ -582,4 +588,4 @@ class Neo4jGraphStore:
                 "nodes_by_status": dict(sorted(by_status.items())),
             }
 
-        return self._read(work)  # type: ignore[no-any-return]
+        return self._read(work)

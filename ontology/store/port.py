@@ -20,12 +20,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypedDict, TypeGuard
 
-from ontology.domain import NodeStatus, RiskLevel
+from arg_platform.vocabulary import NodeStatus, RiskLevel
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: frozenset[str] = frozenset({"out", "in", "both"})
+
+
+def is_direction(value: str) -> TypeGuard[Direction]:
+    return value in DIRECTIONS
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,16 @@ class AliasData:
     reason: str = ""
 
 
+class GraphCounts(TypedDict):
+    """What ``GraphStore.counts`` answers: totals, and the nodes per type and per status."""
+
+    nodes: int
+    edges: int
+    aliases: int
+    nodes_by_type: dict[str, int]
+    nodes_by_status: dict[str, int]
+
+
 @dataclass(frozen=True)
 class GraphData:
     """A project's graph: nodes, edges and aliases (export order: by node_id, edge key, alias source)."""
@@ -125,7 +139,7 @@ def resolve_alias_chain(aliases: Mapping[str, tuple[str, ...]], node_id: str) ->
 
 
 class GraphStore(Protocol):
-    """The port every graph backend implements; ``project_id`` scopes every call (ARCHITECTURE 6).
+    """The port every graph backend implements; ``project_id`` scopes every call (projects are isolated).
 
     Writes validate their input with the graph rules (``ontology.validator``) and raise
     ``arg_platform.errors.RuleViolation`` writing nothing; a missing node raises ``NotFound``.
@@ -209,6 +223,6 @@ class GraphStore(Protocol):
         """Where a (possibly split or merged) node lives on now; see ``resolve_alias_chain``."""
         ...
 
-    def counts(self, project_id: int) -> dict[str, object]:
+    def counts(self, project_id: int) -> GraphCounts:
         """``{"nodes": n, "edges": n, "aliases": n, "nodes_by_type": {...}, "nodes_by_status": {...}}``."""
         ...

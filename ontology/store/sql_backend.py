@@ -1,9 +1,10 @@
 """The ``sql`` graph backend: the ontology graph as node/edge/attachment tables in the Django database.
 
-The shape is the edge table of seed 003 (``ontology.models``). Every write runs inside
-``transaction.atomic()`` — so it joins an outer atomic block, e.g. the knowledge-pack importer's one
-transaction — reads the rows it depends on with ``select_for_update`` where it overwrites them,
-checks the graph rules (``ontology.store.checks``) and only then writes: a refusal writes nothing.
+The shape is an edge table: one typed, weighted edge row per pair of nodes (``ontology.models``).
+Every write runs inside ``transaction.atomic()`` — so it joins an outer atomic block, e.g. the
+knowledge-pack importer's one transaction — reads the rows it depends on with ``select_for_update``
+where it overwrites them, checks the graph rules (``ontology.store.checks``) and only then writes: a
+refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from arg_platform.errors import NotFound
@@ -35,6 +36,7 @@ from .port import (
     AliasData,
     Direction,
     EdgeData,
+    GraphCounts,
     GraphData,
     NodeData,
     ParameterSpec,
@@ -326,7 +328,7 @@ class SqlGraphStore:
     # --- edges ------------------------------------------------------------------------------------
 
     @staticmethod
-    def _edges(qs: Any) -> list[EdgeData]:
+    def _edges(qs: QuerySet[OntologyEdge]) -> list[EdgeData]:
         rows = qs.order_by().values_list("source__node_id", "target__node_id", "type", "weight", "semantics")
         return sorted((EdgeData(s, t, kind, w, sem) for s, t, kind, w, sem in rows), key=lambda e: e.key)
 
@@ -347,8 +349,8 @@ class SqlGraphStore:
             check_edge(edge, statuses={k: r.status for k, r in rows.items()}, exists=exists)
             OntologyEdge.objects.create(
                 project_id=project_id,
-                source=source,
-                target=target,
+                source=rows[edge.source],  # both ends exist: check_edge refused a missing one
+                target=rows[edge.target],
                 type=str(edge.type),
                 weight=float(edge.weight),
                 semantics=edge.semantics,
@@ -420,7 +422,7 @@ class SqlGraphStore:
 
     # --- counts -----------------------------------------------------------------------------------
 
-    def counts(self, project_id: int) -> dict[str, object]:
+    def counts(self, project_id: int) -> GraphCounts:
         by_type: Counter[str] = Counter()
         by_status: Counter[str] = Counter()
         for kind, status, n in (

@@ -1,4 +1,4 @@
-"""One unit of work across the Django database and the graph store (ARCHITECTURE decision 1).
+"""One unit of work across the Django database and the graph store: a change commits in both or in neither.
 
 A change to a project's knowledge may touch Django tables (taxonomy, audit, proposals) and the graph
 store together; it commits in both or in neither.

@@ -1,6 +1,6 @@
 """What the graph views share with the curation UI, and the few things only they need.
 
-Access, rendering and refusals follow ``taxonomy.views.base`` (imported, not copied): a project the
+Access, rendering and refusals follow ``arg_platform.ui`` (imported, not copied): a project the
 caller cannot see is a 404, any POST needs CURATE (403), a refused form comes back with status 422
 and is swapped in place. Publishing and activating releases additionally need PUBLISH (admins).
 """
@@ -16,11 +16,11 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from arg_platform.models import AuditEvent
+from arg_platform.ui import REFUSED, go_to, project_view, render_page, save_form, shown
 from ontology.graph_read import DRAFT, RELEASE
 from ontology.models import Release
 from ontology.releases import release_active
 from projects.access import Capability, ProjectAccess
-from taxonomy.views.base import REFUSED, go_to, project_view, render_page, save_form, shown
 
 __all__ = [
     "REFUSED",

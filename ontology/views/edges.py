@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 
+from arg_platform.ui import HtmxHttpRequest
 from ontology import graph_read, services
 from ontology.graph_read import DRAFT
 from ontology.store.port import EdgeData, NodeData
@@ -26,7 +27,7 @@ TARGET_OPTIONS = 15
 
 
 def _edges_response(
-    request: HttpRequest, access: ProjectAccess, node_id: str, *, status: int = 200, **bound: Any
+    request: HtmxHttpRequest, access: ProjectAccess, node_id: str, *, status: int = 200, **bound: Any
 ) -> HttpResponse:
     context = node_context(access, node_id, source=DRAFT, depth=picture_depth(request), **bound)
     context["oob"] = status == 200  # a refusal changed nothing: picture and history stay as they are
@@ -34,7 +35,7 @@ def _edges_response(
 
 
 def _edge_write(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     access: ProjectAccess,
     node_id: str,
     *,
@@ -66,7 +67,7 @@ def _touching(form: forms.EdgeKeyForm, node_id: str) -> tuple[str, str, str]:
 
 
 @project_view("POST")
-def edge_add(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def edge_add(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     """A new edge between this node and another, in the direction chosen."""
     form = forms.EdgeAddForm(request.POST)
 
@@ -90,7 +91,7 @@ def edge_add(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpR
 
 
 @project_view("POST")
-def edge_update(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def edge_update(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     """A new weight or semantics for one of the node's edges."""
     key = _touching(forms.EdgeKeyForm(request.POST), node_id)
     outgoing = key[0] == node_id
@@ -116,7 +117,7 @@ def edge_update(request: HttpRequest, access: ProjectAccess, node_id: str) -> Ht
 
 
 @project_view("POST")
-def edge_remove(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def edge_remove(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     form = forms.EdgeRemoveForm(request.POST)
     source, target, edge_type = _touching(form, node_id)
     graph_read.read_node(project=access.project, node_id=node_id, source=DRAFT)
@@ -135,7 +136,7 @@ def edge_remove(request: HttpRequest, access: ProjectAccess, node_id: str) -> Ht
 
 
 @project_view("GET")
-def edge_targets(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def edge_targets(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     """Suggestions for the other end of a new edge (a ``<datalist>``), by node id or title."""
     graph_read.read_node(project=access.project, node_id=node_id, source=DRAFT)
     query = request.GET.get("edge-other", "").strip()

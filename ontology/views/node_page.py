@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 
 from arg_platform.errors import NotFound
+from arg_platform.ui import HtmxHttpRequest
+from arg_platform.vocabulary import NodeType
 from ontology import graph_read
-from ontology.domain import NodeType
 from ontology.graph_read import DRAFT, RELEASE, Neighbourhood
 from ontology.models import Release
 from ontology.releases import release_active
@@ -115,7 +116,7 @@ def edges_context(
     }
 
 
-def picture_depth(request: HttpRequest) -> int:
+def picture_depth(request: HtmxHttpRequest) -> int:
     """``?depth=2`` of the request, or (an htmx write) of the page it was sent from."""
     depth = request.GET.get("depth")
     if depth is None and request.htmx and request.htmx.current_url:
@@ -216,7 +217,7 @@ def node_context(
 
 
 def node_page(
-    request: HttpRequest, access: ProjectAccess, node_id: str, *, status: int = 200, **bound: Any
+    request: HtmxHttpRequest, access: ProjectAccess, node_id: str, *, status: int = 200, **bound: Any
 ) -> HttpResponse:
     source = bound.pop("source", None) or DRAFT
     context = node_context(access, node_id, source=source, depth=picture_depth(request), **bound)

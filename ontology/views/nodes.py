@@ -8,11 +8,12 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 
+from arg_platform.ui import HtmxHttpRequest
+from arg_platform.vocabulary import NODE_TYPE_CHOICES
 from ontology import graph_read, services
-from ontology.domain import NODE_TYPE_CHOICES
 from ontology.graph_read import DRAFT, RELEASE
 from ontology.releases import release_active
 from ontology.store.port import NodeData
@@ -36,7 +37,7 @@ def _label_choices(access: ProjectAccess) -> list[tuple[str, str]]:
     ]
 
 
-def _list_context(request: HttpRequest, access: ProjectAccess) -> dict[str, Any]:
+def _list_context(request: HtmxHttpRequest, access: ProjectAccess) -> dict[str, Any]:
     state = draft_state(access)
     source = source_of(request, state["active_release"])
     form = forms.NodeFilterForm(request.GET or None, labels=_label_choices(access))
@@ -105,7 +106,7 @@ def _list_context(request: HttpRequest, access: ProjectAccess) -> dict[str, Any]
 
 
 @project_view("GET")
-def node_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def node_list(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """The draft's nodes (or the active release's), filtered, paginated, with counts per type."""
     context = _list_context(request, access)
     if request.htmx and request.htmx.target == "node-region":
@@ -115,7 +116,7 @@ def node_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 
 @project_view("GET", "POST")
-def node_create(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def node_create(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """A new draft node. From the node list the form opens in place; a refusal stays there (422)."""
     if not access.can(Capability.CURATE):
         raise PermissionDenied(f"your role ({access.role}) may read but not curate in this project")
@@ -138,13 +139,13 @@ def node_create(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 
 @project_view("GET")
-def node_detail(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def node_detail(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     source = source_of(request, release_active(project_id=access.project.pk))
     return node_page(request, access, node_id, source=source)
 
 
 @project_view("GET")
-def node_picture(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def node_picture(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     """The picture alone (htmx depth toggle); a plain request gets the whole node page at that depth."""
     source = source_of(request, release_active(project_id=access.project.pk))
     if not request.htmx:
@@ -166,7 +167,7 @@ def node_picture(request: HttpRequest, access: ProjectAccess, node_id: str) -> H
 
 
 def _node_write(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     access: ProjectAccess,
     node_id: str,
     *,
@@ -186,7 +187,7 @@ def _node_write(
 
 
 @project_view("POST")
-def node_edit(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def node_edit(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     form = forms.NodeForm(request.POST, editing=True)
 
     def save(data: dict[str, Any]) -> NodeData:
@@ -210,7 +211,7 @@ def node_edit(request: HttpRequest, access: ProjectAccess, node_id: str) -> Http
 
 
 @project_view("POST")
-def node_status(request: HttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
+def node_status(request: HtmxHttpRequest, access: ProjectAccess, node_id: str) -> HttpResponse:
     form = forms.NodeStatusForm(request.POST)
     return _node_write(
         request,

@@ -18,7 +18,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ontology.domain import NODE_TYPE_CHOICES
+from arg_platform.vocabulary import NODE_TYPE_CHOICES
 
 from ..graph_read import Neighbourhood
 from ..store.port import EdgeData

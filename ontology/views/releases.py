@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
 from arg_platform.job_views import job_context
 from arg_platform.jobs import job_enqueue
 from arg_platform.models import Job
+from arg_platform.ui import HtmxHttpRequest
 from ontology import releases
 from ontology.models import Release
 from ontology.publish_jobs import PUBLISH_JOB, publish_job_open
@@ -65,7 +66,7 @@ def _releases_context(access: ProjectAccess, *, publish_form: Any = None) -> dic
 
 
 def _releases_page(
-    request: HttpRequest, access: ProjectAccess, *, status: int = 200, **bound: Any
+    request: HtmxHttpRequest, access: ProjectAccess, *, status: int = 200, **bound: Any
 ) -> HttpResponse:
     context = _releases_context(access, **bound)
     template = RELEASES_BODY if request.htmx else "ontology/release_list.html"
@@ -73,12 +74,12 @@ def _releases_page(
 
 
 @project_view("GET")
-def release_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def release_list(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     return _releases_page(request, access)
 
 
 def _publish_page(
-    request: HttpRequest, access: ProjectAccess, *, status: int = 200, form: Any = None
+    request: HtmxHttpRequest, access: ProjectAccess, *, status: int = 200, form: Any = None
 ) -> HttpResponse:
     review = releases.draft_review(project=access.project)
     context = {
@@ -92,7 +93,7 @@ def _publish_page(
 
 
 @project_view("GET", "POST")
-def release_publish(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def release_publish(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """GET: the draft against the active release — the full diff and the validator's refusals — with
     the publish form (admins). POST: queue the publication job and show its progress; the job freezes
     the draft into a new active release, refuses a draft that is invalid or moved since the reviewed
@@ -115,7 +116,7 @@ def release_publish(request: HttpRequest, access: ProjectAccess) -> HttpResponse
 
 
 @project_view("POST")
-def release_activate(request: HttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
+def release_activate(request: HtmxHttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
     """Make an earlier (rollback) or later release the active one (admins)."""
     require_publish(access)
     release = releases.release_get(project=access.project, version=version)
@@ -135,7 +136,7 @@ def release_activate(request: HttpRequest, access: ProjectAccess, version: int) 
     return _releases_page(request, access)
 
 
-def _against(request: HttpRequest, release: Release, versions: list[int]) -> int | None:
+def _against(request: HtmxHttpRequest, release: Release, versions: list[int]) -> int | None:
     try:
         wanted = int(request.GET.get("against", ""))
     except ValueError:
@@ -195,7 +196,7 @@ def _diff_context(access: ProjectAccess, diff: releases.ReleaseDiff | None) -> d
 
 
 @project_view("GET")
-def release_diff(request: HttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
+def release_diff(request: HtmxHttpRequest, access: ProjectAccess, version: int) -> HttpResponse:
     """What changed between release ``version`` and ``?against=`` (default: the release before it)."""
     release = releases.release_get(project=access.project, version=version)
     versions = [r.version for r in releases_of(project=access.project)]

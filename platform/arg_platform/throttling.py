@@ -96,7 +96,7 @@ class CacheCounterStore:
 
         cache_key = f"rl:{key}"
         stored = cache.get(cache_key)
-        current, previous = _shift(tuple(stored) if stored else None, window)  # type: ignore[arg-type]
+        current, previous = _shift(tuple(stored) if stored else None, window)
         refused = _refusal(rate, elapsed, current, previous)
         if refused is not None:
             return refused
@@ -165,7 +165,7 @@ class SqliteCounterStore:
         row = self._execute(
             conn, "SELECT window, current, previous FROM rate_counter WHERE key = :key", {"key": key}
         ).fetchone()
-        current, previous = _shift(tuple(row) if row else None, window)  # type: ignore[arg-type]
+        current, previous = _shift(tuple(row) if row else None, window)
         return _refusal(rate, elapsed, current, previous) or Verdict(False, 1)
 
 

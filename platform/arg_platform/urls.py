@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import job_views, observability, views
+from . import job_api, job_views, observability, views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
@@ -17,15 +17,16 @@ urlpatterns = [
     path("api/v1/", include("inference.api.urls")),  # first: the path of every client request
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/", include("projects.api.urls")),
+    path("api/v1/projects/<slug:project>/jobs/<int:pk>/", job_api.JobDetailView.as_view(), name="api-job-detail"),
     path("api/v1/", include("taxonomy.api.urls")),
     path("api/v1/", include("ontology.api.urls")),
     path("api/v1/", include("memory.api.urls")),
-    path("api/v1/", include("review.api.urls")),
+    path("api/v1/", include("review.queue.api.urls")),
     path("p/<slug:project>/graph/", include("ontology.urls")),
     path("p/<slug:project>/traces/", include("inference.urls")),
     path("p/<slug:project>/memory/", include("memory.urls")),
-    path("p/<slug:project>/review/", include("review.urls")),
-    path("p/<slug:project>/metrics/", include("review.metrics_urls")),
+    path("p/<slug:project>/review/", include("review.queue.urls")),
+    path("p/<slug:project>/metrics/", include("review.queue.metrics_urls")),
     path("p/<slug:project>/dashboard/", observability.dashboard, name="dashboard"),
     path("p/<slug:project>/jobs/<int:pk>/", job_views.job_detail, name="job_detail"),
     path("p/<slug:project>/", include("taxonomy.urls")),

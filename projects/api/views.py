@@ -46,6 +46,6 @@ class WhoAmIView(APIView):
             "kind": "client" if token is not None and token.user_id is None else "person",
             "name": str(request.user),
             "project": token.project.slug if token else None,
-            "role": token.role.key if token is not None and token.role_id else None,
+            "role": token.role.key if token is not None and token.role is not None else None,
         }
         return Response(WhoAmISerializer(data).data)

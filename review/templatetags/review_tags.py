@@ -74,7 +74,7 @@ def pretty_json(value: Any) -> str:
 @register.simple_tag
 def review_badge(access: Any) -> int:
     """How many items await this reviewer's project (0 for people who do not review)."""
-    from .. import notifications
+    from review.queue import notifications
 
     if access is None:
         return 0
@@ -85,7 +85,7 @@ def review_badge(access: Any) -> int:
 def review_inbox(access: Any) -> dict[str, int]:
     """What the nav badge adds up, per review list: ``proposals``, ``silent`` and ``merges`` (empty for
     people who do not review), so each tab shows its share of the badge."""
-    from .. import notifications
+    from review.queue import notifications
 
     if access is None or not access.can(Capability.REVIEW):
         return {}

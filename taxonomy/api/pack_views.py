@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import IO, Any
+
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -14,6 +17,7 @@ from rest_framework.views import APIView
 from projects.access import Capability
 from projects.api.base import ProjectScopedMixin
 from taxonomy import selectors, services
+from taxonomy.file_guards import MULTIPART_OVERHEAD, content_length_check, upload_read
 from taxonomy.packs import pack_dump, pack_export, pack_import
 from taxonomy.packs.reader import pack_parse
 
@@ -30,11 +34,38 @@ class PackImportSummarySerializer(serializers.Serializer):
     updated = serializers.DictField(child=serializers.IntegerField())
 
 
+class PackMultiPartParser(MultiPartParser):
+    """Multipart, refused before any of it is read when its Content-Length passes the import limit."""
+
+    def parse(
+        self,
+        stream: IO[bytes],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
+        content_length_check((parser_context or {})["request"].META, overhead=MULTIPART_OVERHEAD)
+        return super().parse(stream, media_type, parser_context)
+
+
+class PackFileUploadParser(FileUploadParser):
+    """A raw body named by ``Content-Disposition``, refused before it is read when its Content-Length
+    passes the import limit."""
+
+    def parse(
+        self,
+        stream: IO[bytes],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
+        content_length_check((parser_context or {})["request"].META)
+        return super().parse(stream, media_type, parser_context)
+
+
 class PackView(ProjectScopedMixin, APIView):
     """GET: the project as a knowledge pack (YAML, or JSON with ``?format=json``).
     POST: import a pack into this project (all-or-nothing; multipart field ``file`` or a raw body)."""
 
-    parser_classes = [MultiPartParser, FileUploadParser, JSONParser]
+    parser_classes = [PackMultiPartParser, PackFileUploadParser, JSONParser]
     read_capability = Capability.CURATE  # a pack holds policies too: curators only
 
     @extend_schema(
@@ -65,7 +96,7 @@ class PackView(ProjectScopedMixin, APIView):
         if upload is None:
             raise serializers.ValidationError({"file": ["upload the pack as the multipart field 'file'"]})
         try:
-            text = upload.read().decode("utf-8")
+            text = upload_read(upload).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise serializers.ValidationError({"file": ["the pack must be UTF-8 text"]}) from exc
         name = getattr(upload, "name", "upload.yaml")

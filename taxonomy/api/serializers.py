@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from arg_platform.models import AuditEvent
+from arg_platform.patterns import MAX_PATTERN_CHARS
 from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
 from taxonomy.services import policy_as_data, typology_as_data
 
@@ -34,7 +35,8 @@ class ClusterUpdateSerializer(serializers.Serializer):
 
 class LabelSerializer(serializers.ModelSerializer):
     cluster = serializers.CharField(source="cluster.key")
-    parent = serializers.SerializerMethodField()
+    # a declared field, not the Field.parent attribute the DRF stubs see on a serializer
+    parent = serializers.SerializerMethodField()  # type: ignore[assignment]
     status_changed_by = serializers.CharField(source="status_changed_by.username", default=None)
 
     class Meta:
@@ -57,13 +59,14 @@ class LabelSerializer(serializers.ModelSerializer):
         ]
 
     def get_parent(self, obj: Label) -> str | None:
-        return obj.parent.label_id if obj.parent_id else None
+        return obj.parent.label_id if obj.parent is not None else None
 
 
 class LabelCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=80)
     cluster = serializers.CharField(max_length=63)
-    parent = serializers.CharField(max_length=16, required=False, allow_null=True, default=None)
+    # a declared field, not the Field.parent attribute the DRF stubs see on a serializer
+    parent = serializers.CharField(max_length=16, required=False, allow_null=True, default=None)  # type: ignore[assignment]
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
     synonyms = serializers.ListField(
         child=serializers.CharField(max_length=120), required=False, default=list, max_length=50
@@ -88,7 +91,8 @@ class LabelUpdateSerializer(serializers.Serializer):
 
 
 class LabelMoveSerializer(serializers.Serializer):
-    parent = serializers.CharField(max_length=16, allow_null=True, required=False, default=None)
+    # a declared field, not the Field.parent attribute the DRF stubs see on a serializer
+    parent = serializers.CharField(max_length=16, allow_null=True, required=False, default=None)  # type: ignore[assignment]
     cluster = serializers.CharField(max_length=63, allow_null=True, required=False, default=None)
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
@@ -173,7 +177,11 @@ class PolicySerializer(serializers.Serializer):
         child=serializers.CharField(max_length=200), required=False, max_length=500
     )
     blocked_patterns = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, max_length=500
+        # a transport bound only: the validator refuses a pattern over MAX_PATTERN_CHARS, naming it
+        child=serializers.CharField(max_length=10 * MAX_PATTERN_CHARS),
+        required=False,
+        max_length=500,
+        help_text=f"RE2 regular expressions, at most {MAX_PATTERN_CHARS} characters each",
     )
     sensitive_topics = SensitiveTopicSerializer(many=True, required=False)
     scope_statement = serializers.CharField(max_length=2000, required=False, allow_blank=True)

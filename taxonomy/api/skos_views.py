@@ -6,6 +6,7 @@ Reading needs READ (reviewers and API clients may export); importing needs CURAT
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -21,6 +22,7 @@ from rest_framework.views import APIView
 
 from arg_platform.errors import RuleViolation, Violation
 from projects.api.base import ProjectScopedMixin
+from taxonomy.file_guards import content_length_check, stream_read
 from taxonomy.skos import DEFAULT_LANGUAGE, MEDIA_TYPE_FORMATS, skos_export, skos_import
 
 from .views import PROJECT_PARAM
@@ -37,15 +39,18 @@ class RdfDocument:
 
 
 class RdfParser(BaseParser):
-    """Hands the raw body to rdflib; the media type picks the syntax."""
+    """Hands the raw body to rdflib; the media type picks the syntax. A body above the import limit is
+    refused from its Content-Length, and no more than the limit plus one byte is ever read."""
 
-    def parse(
+    # DRF makes whatever parse answers the request's data; its stubs allow only a mapping
+    def parse(  # type: ignore[override]
         self,
         stream: IO[bytes] | None,
         media_type: str | None = None,
-        parser_context: dict[str, Any] | None = None,
+        parser_context: Mapping[str, Any] | None = None,
     ) -> RdfDocument:
-        content = stream.read() if stream is not None else b""
+        content_length_check((parser_context or {})["request"].META)
+        content = stream_read(stream, source="the request body") if stream is not None else b""
         return RdfDocument(content, MEDIA_TYPE_FORMATS[self.media_type])
 
 
@@ -72,7 +77,7 @@ class TurtleRenderer(BaseRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         return data.encode("utf-8") if isinstance(data, str) else bytes(data or b"")
 

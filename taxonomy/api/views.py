@@ -20,7 +20,7 @@ from arg_platform.errors import NotFound
 from arg_platform.models import AuditEvent
 from projects.api.base import ProjectScopedMixin
 from taxonomy import selectors, services
-from taxonomy.models import Cluster, ContextTypology, LabelIncompatibility, Policy, Role
+from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, Policy, Role
 
 from . import serializers as s
 
@@ -77,7 +77,7 @@ class LabelViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
     serializer_class = s.LabelSerializer
     lookup_field = "label_id"
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Label]:
         params = self.request.query_params
         return selectors.label_list(
             project=self.project,

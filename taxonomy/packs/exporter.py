@@ -39,7 +39,7 @@ def pack_export(*, project: Project, graph: GraphData | None = None) -> dict[str
                 "id": label.label_id,
                 "name": label.name,
                 "cluster": label.cluster.key,
-                "parent": label.parent.label_id if label.parent_id else None,
+                "parent": label.parent.label_id if label.parent is not None else None,
                 "status": label.status,
                 **({"status_reason": label.status_reason} if label.status_reason else {}),
                 "description": label.description,
@@ -66,7 +66,7 @@ def pack_export(*, project: Project, graph: GraphData | None = None) -> dict[str
                 "key": r.key,
                 "name": r.name,
                 "policy": r.policy.key,
-                "default_typology": r.default_typology.key if r.default_typology_id else None,
+                "default_typology": r.default_typology.key if r.default_typology is not None else None,
             }
             for r in Role.objects.filter(project=project)
             .select_related("policy", "default_typology")

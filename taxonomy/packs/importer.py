@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arg_platform.audit import audit_record
+from arg_platform.audit import Actor, audit_record
 from arg_platform.errors import RuleViolation, Violation, ViolationCollector
 from projects.models import Project
 from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
@@ -287,7 +287,7 @@ def _noop(step: str, done: int, total: int) -> None:
 
 
 def pack_import(
-    doc: PackDocument, *, actor: Any = None, project_slug: str | None = None, progress: Progress = _noop
+    doc: PackDocument, *, actor: Actor = None, project_slug: str | None = None, progress: Progress = _noop
 ) -> PackImportResult:
     """Import a pack into its project (created when missing); all-or-nothing."""
     meta = doc.data.get("project") or {}

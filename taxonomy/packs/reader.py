@@ -17,8 +17,9 @@ import yaml
 from arg_platform.errors import RuleViolation, Violation
 from arg_platform.storable import unstorable_paths
 
+from ..file_guards import json_load, path_read, size_check, yaml_load
+
 FORMAT = "arg-pack/1"
-MAX_PACK_BYTES = 50 * 1024 * 1024
 SECTIONS = (
     "clusters",
     "labels",
@@ -72,18 +73,16 @@ def _yaml_lines(node: yaml.Node, path: str, out: dict[str, int]) -> None:
 
 
 def pack_parse(text: str, *, source: str = "<pack>", fmt: str | None = None) -> PackDocument:
-    """Parse pack text (YAML, or JSON when ``fmt`` is "json" or the text starts with "{")."""
-    if len(text.encode("utf-8")) > MAX_PACK_BYTES:
-        raise RuleViolation(
-            Violation("pack.size", f"{source}: pack is larger than {MAX_PACK_BYTES // 2**20} MiB")
-        )
+    """Parse pack text (YAML, or JSON when ``fmt`` is "json" or the text starts with "{").
+
+    The hostile-file guards apply (``taxonomy.file_guards``): size, nesting depth, YAML aliases."""
+    size_check(size=len(text.encode("utf-8", "surrogatepass")), source=source)
     lines: dict[str, int] = {}
     try:
         if fmt == "json" or (fmt is None and text.lstrip().startswith("{")):
-            data = json.loads(text)
+            data = json_load(text, source=source)
         else:
-            data = yaml.safe_load(text)
-            composed = yaml.compose(text, Loader=yaml.SafeLoader)
+            data, composed = yaml_load(text, source=source)
             if composed is not None:
                 _yaml_lines(composed, "", lines)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
@@ -122,10 +121,10 @@ def pack_parse(text: str, *, source: str = "<pack>", fmt: str | None = None) -> 
 
 
 def pack_read(path: str | Path) -> PackDocument:
-    """Read and parse a pack file (``.yaml``/``.yml``/``.json``)."""
+    """Read and parse a pack file (``.yaml``/``.yml``/``.json``); its size is checked before it is read."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path_read(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleViolation(Violation("pack.read", f"cannot read {path}: {exc}")) from exc
     return pack_parse(text, source=path.name, fmt="json" if path.suffix == ".json" else None)

@@ -6,16 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 
 from arg_platform.errors import RuleViolation
-from projects.access import ProjectAccess
-
-from .. import forms, selectors, services
-from ..models import ContextTypology, Policy, Role
-from .base import (
+from arg_platform.ui import (
     LABEL_HISTORY_SIZE,
     REFUSED,
+    HtmxHttpRequest,
     audit_events,
     go_to,
     history_rows,
@@ -25,10 +22,14 @@ from .base import (
     save_form,
     shown,
 )
+from projects.access import ProjectAccess
+
+from .. import forms, selectors, services
+from ..models import ContextTypology, Policy, Role
 
 
 def _editor(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     access: ProjectAccess,
     *,
     template: str,
@@ -52,7 +53,7 @@ def _editor(
 
 
 @project_view("GET", "POST")
-def typology_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def typology_list(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """Context typologies (inference profiles) of the project, and a form to create one."""
     defaults = forms.TypologyForm.initial_from(services.typology_as_data(ContextTypology()))
     form = forms.TypologyForm(request.POST or None, initial=defaults, auto_id="new-typology-%s")
@@ -86,7 +87,7 @@ def typology_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 
 @project_view("GET", "POST")
-def typology_detail(request: HttpRequest, access: ProjectAccess, key: str) -> HttpResponse:
+def typology_detail(request: HtmxHttpRequest, access: ProjectAccess, key: str) -> HttpResponse:
     typology = selectors.typology_list(project=access.project).filter(key=key).first()
     if typology is None:
         raise Http404(f"typology {key!r} not found")
@@ -124,7 +125,7 @@ def typology_detail(request: HttpRequest, access: ProjectAccess, key: str) -> Ht
 
 
 @project_view("GET", "POST")
-def policy_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def policy_list(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """Policies of the project, and a form to create one."""
     form = forms.PolicyForm(
         request.POST or None, initial={"memory_scopes": ["USER"]}, auto_id="new-policy-%s"
@@ -158,7 +159,7 @@ def policy_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 
 @project_view("GET", "POST")
-def policy_detail(request: HttpRequest, access: ProjectAccess, key: str) -> HttpResponse:
+def policy_detail(request: HtmxHttpRequest, access: ProjectAccess, key: str) -> HttpResponse:
     policy = selectors.policy_list(project=access.project).filter(key=key).first()
     if policy is None:
         raise Http404(f"policy {key!r} not found")
@@ -227,7 +228,7 @@ def _policy_fields(policy: Policy) -> list[tuple[str, str]]:
 
 
 @project_view("GET", "POST")
-def role_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def role_list(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """Policy roles (people and API clients → policy), and a form to create one."""
     form = forms.RoleForm(request.POST or None, project=access.project, auto_id="new-role-%s")
     saved = (
@@ -266,7 +267,7 @@ def role_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 
 @project_view("GET", "POST")
-def role_detail(request: HttpRequest, access: ProjectAccess, key: str) -> HttpResponse:
+def role_detail(request: HtmxHttpRequest, access: ProjectAccess, key: str) -> HttpResponse:
     role: Role | None = selectors.role_list(project=access.project).filter(key=key).first()
     if role is None:
         raise Http404(f"role {key!r} not found")
@@ -314,7 +315,7 @@ def role_detail(request: HttpRequest, access: ProjectAccess, key: str) -> HttpRe
 
 
 @project_view("POST")
-def typology_copy_template(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def typology_copy_template(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """Copy a shared typology template into the project (refusals come back as a message)."""
     template_key = request.POST.get("template", "")
     key = request.POST.get("key", "").strip() or None

@@ -5,17 +5,24 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 
 from arg_platform.models import AuditEvent
+from arg_platform.ui import (
+    HISTORY_PAGE_SIZE,
+    HtmxHttpRequest,
+    audit_events,
+    history_rows,
+    project_view,
+    render_page,
+)
 from projects.access import ProjectAccess
 
 from .. import forms
-from .base import HISTORY_PAGE_SIZE, audit_events, history_rows, project_view, render_page
 
 
 @project_view("GET")
-def history(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def history(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """The audit trail of the project: who changed what, when and why — newest first."""
     types = (
         AuditEvent.objects.filter(project=access.project)

@@ -3,33 +3,52 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypedDict
 
 from django.contrib import messages
 from django.db.models import Q
 from django.forms import Form
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 
+from arg_platform.audit import Actor
 from arg_platform.models import AuditEvent
-from projects.access import ProjectAccess
-
-from .. import forms, selectors, services
-from ..models import Label, LabelIncompatibility
-from .base import (
+from arg_platform.ui import (
     LABEL_HISTORY_SIZE,
     REFUSED,
+    HtmxHttpRequest,
     history_rows,
     project_url,
     project_view,
     render_page,
     save_form,
 )
+from projects.access import ProjectAccess
+
+from .. import forms, selectors, services
+from ..attachments import attached_nodes
+from ..models import Label, LabelIncompatibility
 
 LABEL_BODY = "taxonomy/partials/label_body.html"
+LABEL_NODES_SHOWN = 200  # attached nodes listed on a label page
 LABEL_TERMS = "taxonomy/partials/label_terms_response.html"
 LABEL_INCOMPAT = "taxonomy/partials/label_incompat_response.html"
-TERM_KINDS = {
+
+
+class TermWrite(Protocol):
+    """``services.label_synonym_add`` and its kin: one term added to or removed from a label."""
+
+    def __call__(self, *, label: Label, actor: Actor, text: str) -> Label: ...
+
+
+class TermKind(TypedDict):
+    title: str
+    noun: str
+    add: TermWrite
+    remove: TermWrite
+
+
+TERM_KINDS: dict[str, TermKind] = {
     "synonyms": {
         "title": "Synonyms",
         "noun": "synonym",
@@ -46,31 +65,9 @@ TERM_KINDS = {
 
 
 def _ontology_nodes(access: ProjectAccess, label: Label) -> list[dict[str, str]]:
-    """Ontology nodes attached to the label, when the ontology app offers ``nodes_for_label``.
-
-    Nodes may come as dataclasses or dicts; only their id, type and title are shown.
-    """
-    from ontology import selectors as ontology_selectors
-
-    if not hasattr(ontology_selectors, "nodes_for_label"):
-        return []
-
-    def pick(node: Any, *names: str) -> str:
-        for name in names:
-            value = node.get(name) if isinstance(node, dict) else getattr(node, name, None)
-            if value not in (None, ""):
-                return str(value)
-        return ""
-
-    nodes = ontology_selectors.nodes_for_label(project=access.project, label_id=label.label_id)
-    return [
-        {
-            "id": pick(n, "node_id", "id", "key"),
-            "type": pick(n, "type", "node_type"),
-            "title": pick(n, "title", "name"),
-        }
-        for n in nodes
-    ]
+    """The draft graph's nodes attached to the label: id, type and title."""
+    nodes = attached_nodes(project=access.project, label_id=label.label_id, limit=LABEL_NODES_SHOWN)
+    return [{"id": n.node_id, "type": n.type, "title": n.title} for n in nodes]
 
 
 def _term_section(access: ProjectAccess, label: Label, kind: str, form: Form | None = None) -> dict[str, Any]:
@@ -87,7 +84,7 @@ def _term_section(access: ProjectAccess, label: Label, kind: str, form: Form | N
 
 
 def _label_context(access: ProjectAccess, label: Label, bound: dict[str, Any]) -> dict[str, Any]:
-    ancestors = []
+    ancestors: list[Label] = []
     current = label.parent
     while current is not None and len(ancestors) < 64:
         ancestors.insert(0, current)
@@ -123,7 +120,7 @@ def _label_context(access: ProjectAccess, label: Label, bound: dict[str, Any]) -
 
 
 def _label_page(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     access: ProjectAccess,
     label: Label,
     *,
@@ -139,13 +136,13 @@ def _label_page(
 
 
 @project_view("GET")
-def label_detail(request: HttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
+def label_detail(request: HtmxHttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
     label = selectors.label_get(project=access.project, label_id=label_id)
     return _label_page(request, access, label)
 
 
 def _label_write(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     access: ProjectAccess,
     label_id: str,
     *,
@@ -172,7 +169,7 @@ def _label_write(
 
 
 @project_view("POST")
-def label_edit(request: HttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
+def label_edit(request: HtmxHttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
     return _label_write(
         request,
         access,
@@ -187,7 +184,7 @@ def label_edit(request: HttpRequest, access: ProjectAccess, label_id: str) -> Ht
 
 
 @project_view("POST")
-def label_move(request: HttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
+def label_move(request: HtmxHttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
     return _label_write(
         request,
         access,
@@ -202,7 +199,7 @@ def label_move(request: HttpRequest, access: ProjectAccess, label_id: str) -> Ht
 
 
 @project_view("POST")
-def label_status(request: HttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
+def label_status(request: HtmxHttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
     return _label_write(
         request,
         access,
@@ -217,7 +214,7 @@ def label_status(request: HttpRequest, access: ProjectAccess, label_id: str) -> 
 
 
 @project_view("POST")
-def label_term_add(request: HttpRequest, access: ProjectAccess, label_id: str, kind: str) -> HttpResponse:
+def label_term_add(request: HtmxHttpRequest, access: ProjectAccess, label_id: str, kind: str) -> HttpResponse:
     """Add a synonym or an example utterance in place."""
     spec = TERM_KINDS[kind]
     return _label_write(
@@ -234,7 +231,9 @@ def label_term_add(request: HttpRequest, access: ProjectAccess, label_id: str, k
 
 
 @project_view("POST")
-def label_term_remove(request: HttpRequest, access: ProjectAccess, label_id: str, kind: str) -> HttpResponse:
+def label_term_remove(
+    request: HtmxHttpRequest, access: ProjectAccess, label_id: str, kind: str
+) -> HttpResponse:
     """Remove a synonym or an example utterance in place."""
     spec = TERM_KINDS[kind]
     label = selectors.label_get(project=access.project, label_id=label_id)
@@ -250,7 +249,7 @@ def label_term_remove(request: HttpRequest, access: ProjectAccess, label_id: str
 
 
 @project_view("POST")
-def incompatibility_add(request: HttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
+def incompatibility_add(request: HtmxHttpRequest, access: ProjectAccess, label_id: str) -> HttpResponse:
     return _label_write(
         request,
         access,
@@ -272,7 +271,7 @@ def incompatibility_add(request: HttpRequest, access: ProjectAccess, label_id: s
 
 @project_view("POST")
 def incompatibility_remove(
-    request: HttpRequest, access: ProjectAccess, label_id: str, pk: int
+    request: HtmxHttpRequest, access: ProjectAccess, label_id: str, pk: int
 ) -> HttpResponse:
     label = selectors.label_get(project=access.project, label_id=label_id)
     inc = LabelIncompatibility.objects.filter(project=access.project, pk=pk).first()

@@ -4,23 +4,27 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
+from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse
 
 from arg_platform.errors import RuleViolation
+from arg_platform.ui import REFUSED, go_to, project_url, project_view, render_page
 from projects.access import ProjectAccess
 
+from ..file_guards import size_check, upload_read
 from ..packs import pack_dump, pack_export, pack_import
-from ..packs.reader import MAX_PACK_BYTES, pack_parse
-from .base import REFUSED, go_to, project_url, project_view, render_page
+from ..packs.reader import pack_parse
 
 
 class PackUploadForm(forms.Form):
     file = forms.FileField(label="Pack file (.yaml, .yml or .json)")
 
-    def clean_file(self):  # type: ignore[no-untyped-def]
+    def clean_file(self) -> UploadedFile:
         upload = self.cleaned_data["file"]
-        if upload.size > MAX_PACK_BYTES:
-            raise forms.ValidationError(f"the pack is larger than {MAX_PACK_BYTES // 2**20} MiB")
+        try:
+            size_check(size=upload.size, source=upload.name)
+        except RuleViolation as exc:
+            raise forms.ValidationError([v.message for v in exc.violations]) from exc
         return upload
 
 
@@ -42,7 +46,7 @@ def packs_page(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            text = upload.read().decode("utf-8")
+            text = upload_read(upload).decode("utf-8")
             doc = pack_parse(text, source=upload.name, fmt="json" if upload.name.endswith(".json") else None)
             result = pack_import(doc, actor=request.user, project_slug=access.project.slug)
         except UnicodeDecodeError:

@@ -5,20 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django_htmx.http import reswap, retarget
 
-from projects.access import ProjectAccess
-
-from .. import forms, selectors, services
-from .base import (
+from arg_platform.ui import (
     REFUSED,
+    HtmxHttpRequest,
     project_url,
     project_view,
     render_page,
     save_form,
 )
+from projects.access import ProjectAccess
+
+from .. import forms, selectors, services
 
 
 def _tree_context(access: ProjectAccess, *, q: str = "", highlight: str = "") -> dict[str, Any]:
@@ -26,7 +27,7 @@ def _tree_context(access: ProjectAccess, *, q: str = "", highlight: str = "") ->
     open_ids: set[str] = set()
     if highlight:
         label = selectors.label_list(project=access.project).filter(label_id=highlight).first()
-        while label is not None and label.parent_id:
+        while label is not None and label.parent is not None:
             label = label.parent
             open_ids.add(label.label_id)
     return {
@@ -41,14 +42,14 @@ def _tree_context(access: ProjectAccess, *, q: str = "", highlight: str = "") ->
 
 
 @project_view("GET")
-def project_home(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def project_home(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """A project's own address (``/p/<slug>/``): its taxonomy, for members (others get the 404 of every
     project page)."""
     return redirect(project_url("tree", access))
 
 
 @project_view("GET")
-def taxonomy_page(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def taxonomy_page(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """The cluster → label tree; with ``q``, the labels matching a search (htmx: the region only)."""
     context = _tree_context(
         access, q=request.GET.get("q", "").strip(), highlight=request.GET.get("highlight", "")
@@ -59,7 +60,7 @@ def taxonomy_page(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     return render_page(request, "taxonomy/taxonomy.html", context)
 
 
-def _tree_refreshed(request: HttpRequest, access: ProjectAccess, *, highlight: str = "") -> HttpResponse:
+def _tree_refreshed(request: HtmxHttpRequest, access: ProjectAccess, *, highlight: str = "") -> HttpResponse:
     """After a write from the tree page: the whole tree region again, with a fresh cluster form."""
     context = _tree_context(access, highlight=highlight)
     context["cluster_form"] = forms.ClusterForm()
@@ -68,7 +69,7 @@ def _tree_refreshed(request: HttpRequest, access: ProjectAccess, *, highlight: s
 
 
 @project_view("POST")
-def cluster_create(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def cluster_create(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     form = forms.ClusterForm(request.POST)
     cluster = save_form(
         form, lambda data: services.cluster_create(project=access.project, actor=request.user, **data)
@@ -86,7 +87,7 @@ def cluster_create(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 
 @project_view("GET", "POST")
-def label_create(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+def label_create(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
     """A new label. From the tree (htmx) the form opens in place under its parent node or cluster."""
     source = request.POST if request.method == "POST" else request.GET
     parent_id, cluster_key = source.get("parent", "").strip(), source.get("cluster", "").strip()
@@ -98,18 +99,19 @@ def label_create(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     cluster = selectors.cluster_list(project=access.project).filter(key=cluster_key).first()
     slot = f"slot-{parent_id}" if parent_id else f"slot-cluster-{cluster_key}"
     inline = bool(request.htmx)
-    form_kwargs = {
-        "project": access.project,
-        "inline": inline,
-        "auto_id": f"{slot}-%s" if inline else "id_%s",
-    }
+    auto_id = f"{slot}-%s" if inline else "id_%s"
     if request.method == "GET":
-        form = forms.LabelCreateForm(initial={"parent": parent_id, "cluster": cluster_key}, **form_kwargs)
+        form = forms.LabelCreateForm(
+            initial={"parent": parent_id, "cluster": cluster_key},
+            project=access.project,
+            inline=inline,
+            auto_id=auto_id,
+        )
         status = 200
     else:
         data = request.POST.copy()
         data["cluster"] = cluster_key
-        form = forms.LabelCreateForm(data, **form_kwargs)
+        form = forms.LabelCreateForm(data, project=access.project, inline=inline, auto_id=auto_id)
         label = save_form(
             form,
             lambda d: services.label_create(

@@ -52,7 +52,7 @@ def _store(
     from inference.pipeline import InferenceRequest, run_inference
     from ontology.releases import release_active
     from review.changeset import changeset_fingerprint, changeset_load, changeset_targets
-    from review.shadow import BaseRelease, shadow_build
+    from review.loop.shadow import BaseRelease, shadow_build
 
     ops = changeset_load(changeset)
     base = BaseRelease.load(release_active(project_id=project.pk))
@@ -263,7 +263,7 @@ def _sign_out(page: Any) -> None:
 def test_reject_request_changes_edit_approve_and_roll_back(
     ui, login, live_server, tiny_queue, screenshot, worker
 ):
-    from review.selectors import proposal_fingerprint_rejected
+    from review.queue.selectors import proposal_fingerprint_rejected
 
     page = ui.page
     project, too_strong, reinforce = tiny_queue["project"], tiny_queue["too_strong"], tiny_queue["reinforce"]

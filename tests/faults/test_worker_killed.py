@@ -114,9 +114,9 @@ def test_release_jobs_killed_half_way_are_retried_and_publish_once(drill_worker)
     assert Job.objects.get(pk=job.pk).params["attempts"] == 2
 
     # --- drill 2: "approve now" — the job applying the approved changesets + publishing ------------
-    from review.apply_jobs import proposal_approve_now
     from review.changeset import EdgeSetWeight, changeset_dump, changeset_fingerprint, changeset_load
     from review.models import ConfidenceBin, Proposal, ProposalStatus
+    from review.queue.apply_jobs import proposal_approve_now
 
     changeset = changeset_dump(
         [EdgeSetWeight("N-invoice-download", "N-resend-invoice", "LEADS_TO", 0.85, 0.7)]

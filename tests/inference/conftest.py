@@ -38,7 +38,7 @@ def demo_snapshot(django_db_setup: Any, django_db_blocker: Any) -> Any:
 @pytest.fixture(scope="session")
 def demo(demo_snapshot: Any) -> Any:
     """The ReleaseRuntime of the demo pack's release."""
-    from inference.release_runtime import runtime_for
+    from inference.runtime import runtime_for
 
     return runtime_for(demo_snapshot)
 
@@ -46,7 +46,7 @@ def demo(demo_snapshot: Any) -> Any:
 @pytest.fixture(scope="session")
 def envelope_for(demo: Any) -> Any:
     """Build an envelope on the demo release: ``envelope_for("prompt", role="customer")``."""
-    from inference.envelope import build_envelope
+    from inference.steps.envelope import build_envelope
 
     def make(prompt: str, role: str | None = "customer", **context: Any) -> Any:
         return build_envelope(

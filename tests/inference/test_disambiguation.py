@@ -1,5 +1,5 @@
 """The answer to "Do you mean X or Y?" through the API door, on the demo pack's release
-(``inference.clarification``): a continuation is answered for the chosen label, the policy still
+(``inference.steps.clarification``): a continuation is answered for the chosen label, the policy still
 judges that label, anything not offered is a clear 400 that leaves its one log row, the choice is
 recorded once as evidence on the asking request, and the trace viewer links the two requests."""
 

@@ -16,11 +16,11 @@ from django.conf import settings
 from django.test import override_settings
 
 from arg_platform.embedder import EmbedderUnavailable, folder_checksum, get_embedder
-from inference import classifier as classifier_module
-from inference.bench.routing_pack import routing_pack
-from inference.classifier import classifier_from_documents, train_label_classifier, training_set
+from bench.routing_pack import routing_pack
 from inference.contracts import RequestContext
-from inference.encoder_finetune import (
+from inference.learning import classifier as classifier_module
+from inference.learning.classifier import classifier_from_documents, train_label_classifier, training_set
+from inference.learning.encoder_finetune import (
     DOCUMENT,
     ENCODERS_FOLDER,
     INPUTS_FOLDER,
@@ -35,7 +35,7 @@ from inference.encoder_finetune import (
     release_encoders_clear,
     training_key,
 )
-from inference.release_runtime import runtime_cache_clear, runtime_for
+from inference.runtime import runtime_cache_clear, runtime_for
 
 pytestmark = pytest.mark.django_db
 
@@ -245,8 +245,8 @@ def test_a_large_taxonomy_gets_a_prototype_classifier(monkeypatch):
 
 
 def test_scope_guard_keeps_off_domain_markers_out_of_validated_examples_only(finetuned):
-    from inference.envelope import normalized_for_matching
-    from inference.release_runtime import ReleaseRuntime
+    from inference.runtime import ReleaseRuntime
+    from inference.steps.envelope import normalized_for_matching
 
     runtime = ReleaseRuntime.build(finetuned.snapshot, off_domain_markers=("visa", "tokyo", "joke", "movie"))
     guard = runtime.scope_guard

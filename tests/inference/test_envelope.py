@@ -6,7 +6,7 @@ import pytest
 
 from arg_platform.errors import RuleViolation
 from inference.contracts import RequestContext
-from inference.envelope import (
+from inference.steps.envelope import (
     MAX_PROMPT_CHARS,
     build_envelope,
     detect_language,
@@ -130,7 +130,7 @@ def test_typology_resolution(envelope_for, demo):
     assert envelope_for("hi there", role="support-agent").typology_key == "guided-troubleshooting"
     assert envelope_for("hi there", role="privacy-officer").typology_key == "compliance-careful"
     assert envelope_for("hi there", typology="compliance-careful").typology_key == "compliance-careful"
-    from inference.envelope import build_envelope
+    from inference.steps.envelope import build_envelope
 
     envelope = build_envelope(
         request_id="r-2",

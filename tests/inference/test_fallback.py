@@ -1,4 +1,4 @@
-"""The controlled fallback of an abstained landing (``inference.fallback``), through the real pipeline on
+"""The controlled fallback of an abstained landing (``inference.steps.fallback``), through the real pipeline on
 the demo pack's release: a greeting is not answered with the text on attacks, an ambiguous in-domain
 request is asked "X or Y?", a request about labels the role may not use gets its policy's refocus
 message, and a request an OutOfScope node is about still gets that node's text."""
@@ -10,11 +10,16 @@ from typing import Any
 
 import pytest
 
-from inference.clarification import Option
 from inference.contracts import Flag, Landing, RequestContext, WeaverResult
-from inference.fallback import DEFAULT_FALLBACK_PARAMS, FallbackParams, abstention_outcome, clarify_options
 from inference.pipeline import InferenceRequest, run_inference
-from inference.policy_manager import precheck
+from inference.steps.clarification import Option
+from inference.steps.fallback import (
+    DEFAULT_FALLBACK_PARAMS,
+    FallbackParams,
+    abstention_outcome,
+    clarify_options,
+)
+from inference.steps.policy_manager import precheck
 
 pytestmark = pytest.mark.django_db  # the session fixture publishes the demo release once
 ATTACKS_TEXT = "Requests to access someone else's account"

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from arg_platform.llm import chat_completions_url
 from inference.contracts import (
     ActiveCheck,
     Envelope,
@@ -22,11 +23,10 @@ from inference.contracts import (
     Route,
     WeaverResult,
 )
-from inference.info import (
+from inference.steps.info import (
     InfoParams,
     active_check_for,
     answer_info,
-    chat_completions_url,
     info_index_for,
     nearby_branches,
     sampled,
@@ -273,7 +273,7 @@ def test_vector_ambiguity_asks_x_or_y_with_the_two_best_branches(demo_snapshot):
         ("Set up 2FA", "Lost 2FA device"),
         "vector_ambiguity",
     )
-    # what a continuation answers against (inference.clarification)
+    # what a continuation answers against (inference.steps.clarification)
     assert outcome.details["disambiguate"]["options"] == [
         {"label_id": "L00025", "name": "Set up 2FA"},
         {"label_id": "L00026", "name": "Lost 2FA device"},

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from arg_platform.embedder import get_embedder
-from inference.info import (
+from inference.steps.info import (
     DEFAULT_PARAMS,
     SENTENCE_DOCUMENT,
     SENTENCE_MATRIX,

@@ -18,9 +18,9 @@ from inference.contracts import (
     ResponseMode,
     WeaverResult,
 )
-from inference.graph_runtime import GraphRuntime, graph_runtime_for
-from inference.landing import COLD_START_NODE_TYPES, LandingParams, land
-from inference.traversal import route
+from inference.steps.graph_index import GraphRuntime, graph_runtime_for
+from inference.steps.landing import COLD_START_NODE_TYPES, LandingParams, land
+from inference.steps.traversal import route
 from ontology.snapshot import GraphSnapshot
 
 pytestmark = pytest.mark.django_db  # the session fixture publishes the demo release once

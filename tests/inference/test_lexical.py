@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from inference.contracts import LexicalCandidates, PolicyState
-from inference.envelope import matching_tokens
-from inference.lexical import LexicalIndex, label_document, lexical_candidates
-from inference.policy_manager import precheck
+from inference.steps.envelope import matching_tokens
+from inference.steps.lexical import LexicalIndex, label_document, lexical_candidates
+from inference.steps.policy_manager import precheck
 from tests.inference.conftest import DEMO_PACK
 
 pytestmark = pytest.mark.django_db  # the session fixture publishes the demo release once

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inference.contracts import PolicyConstraints, PolicyState, RequestContext, ResponseMode
-from inference.envelope import build_envelope
-from inference.policy_manager import ScopeGuard, postcheck, precheck
-from inference.release_runtime import ReleaseRuntime
+from inference.runtime import ReleaseRuntime
+from inference.steps.envelope import build_envelope
+from inference.steps.policy_manager import ScopeGuard, postcheck, precheck
 from tests.inference.conftest import DEMO_PACK
 
 pytestmark = pytest.mark.django_db  # the session fixture publishes the demo release once

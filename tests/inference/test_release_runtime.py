@@ -9,8 +9,8 @@ from types import MappingProxyType
 import pytest
 import yaml
 
-from inference import release_runtime
-from inference.release_runtime import RoleBinding, runtime_cache_clear, runtime_for
+from inference import runtime as release_runtime
+from inference.runtime import RoleBinding, runtime_cache_clear, runtime_for
 from tests.inference.conftest import DEMO_PACK
 
 pytestmark = pytest.mark.django_db  # the session fixture publishes the demo release once

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from arg_platform.vocabulary import EDGE_TYPES
 from inference.contracts import (
     Flag,
     Landing,
@@ -21,8 +22,8 @@ from inference.contracts import (
     ResponseMode,
     WeaverResult,
 )
-from inference.graph_runtime import GraphRuntime, NodeGate, graph_runtime_for
-from inference.scoring import (
+from inference.steps.graph_index import GraphRuntime, NodeGate, graph_runtime_for
+from inference.steps.scoring import (
     SEMANTIC_EDGE,
     ScoringContext,
     ScoringParams,
@@ -30,7 +31,6 @@ from inference.scoring import (
     expand_and_score,
     memory_signal_decay,
 )
-from ontology.domain import EDGE_TYPES
 from ontology.graph_arrays import EDGE_TYPE_CODE, NODE_TYPE_CODE, RISK_CODE, STATUS_CODE, GraphArrays
 from ontology.snapshot import GraphSnapshot, snapshot_build
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arg_platform.vocabulary import NODE_TYPES
 from inference.contracts import (
     Flag,
     Landing,
@@ -19,11 +20,10 @@ from inference.contracts import (
     Route,
     WeaverResult,
 )
-from inference.graph_runtime import PASS_THROUGH_TYPES, TERMINAL_TYPES, GraphRuntime, graph_runtime_for
-from inference.landing import land
-from inference.scoring import SEMANTIC_EDGE, ScoringParams, expand_and_score
-from inference.traversal import TraversalParams, route
-from ontology.domain import NODE_TYPES
+from inference.steps.graph_index import PASS_THROUGH_TYPES, TERMINAL_TYPES, GraphRuntime, graph_runtime_for
+from inference.steps.landing import land
+from inference.steps.scoring import SEMANTIC_EDGE, ScoringParams, expand_and_score
+from inference.steps.traversal import TraversalParams, route
 from ontology.snapshot import GraphSnapshot
 from tests.inference.test_scoring import BILLING_LABELS, FAQ_FIRST, PROMPT, tiny_snapshot, unit
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from inference.contracts import Flag, LexicalCandidates
-from inference.weaver import top_indices
+from inference.steps.weaver import top_indices
 
 AMBIGUOUS = "how do I set up single sign on"  # the demo asks: SSO & SAML login (L00028) or Set up 2FA
 SSO = "L00028"
@@ -30,8 +30,8 @@ def test_top_indices_of_a_large_array_pick_the_best_first_and_the_lowest_index_o
 
 
 def test_the_weaver_takes_the_chosen_label_and_the_gate_still_applies(demo_snapshot, demo, envelope_for):
-    from inference.policy_manager import precheck
-    from inference.weaver import weave, weaver_index_for
+    from inference.steps.policy_manager import precheck
+    from inference.steps.weaver import weave, weaver_index_for
 
     index = weaver_index_for(demo_snapshot, demo)
     vector = demo.encoder.embed_one(AMBIGUOUS)

@@ -12,9 +12,8 @@ import pytest
 from django.core.management import call_command
 
 from arg_platform.embedder import get_embedder
+from bench.registry.train_comparator import DEV_FILES, fit, rows_build
 from memory import comparator
-from memory.bench.runner import pairs_load
-from memory.bench.train_comparator import BENCH_DIR, DEV_FILES, fit, rows_build
 from memory.canonical import InfoType, canonicalize
 from memory.comparator import (
     FEATURE_NAMES,
@@ -28,6 +27,7 @@ from memory.comparator import (
     learned_model,
     pair_features,
 )
+from memory.pairs import RESOURCES_DIR, pairs_load
 
 V4_SHA256 = "8250e265ffbe9250739d4e67d1edf25be422502367d8d8ec0ee98e19220a5b90"
 
@@ -154,7 +154,7 @@ def test_the_checked_in_model_was_trained_on_development_files_only():
     assert data["features"] == list(FEATURE_NAMES) and len(data["weights"]) == len(FEATURE_NAMES)
     assert sorted(data["trained_on"]) == sorted(DEV_FILES)
     assert all(
-        hashlib.sha256((BENCH_DIR / name).read_bytes()).hexdigest() == digest
+        hashlib.sha256((RESOURCES_DIR / name).read_bytes()).hexdigest() == digest
         for name, digest in data["trained_on"].items()
     )
     assert model is not None and 0 < model.new < model.same < 1
@@ -162,9 +162,9 @@ def test_the_checked_in_model_was_trained_on_development_files_only():
 
 
 def test_the_heldout_v4_file_is_frozen_and_never_training_data():
-    path = BENCH_DIR / "pairs_v4_heldout.json"
+    path = RESOURCES_DIR / "pairs_v4_heldout.json"
     pairs = pairs_load(path)
-    development = {p.a for name in DEV_FILES for p in pairs_load(BENCH_DIR / name)}
+    development = {p.a for name in DEV_FILES for p in pairs_load(RESOURCES_DIR / name)}
 
     assert hashlib.sha256(path.read_bytes()).hexdigest() == V4_SHA256
     assert (len(pairs), sum(p.same for p in pairs)) == (214, 107)
@@ -205,7 +205,7 @@ def test_the_logistic_fit_is_deterministic():
 
 
 @pytest.mark.django_db
-def test_bench_registry_learned_switch_uses_the_model_through_the_real_write_path(tmp_path):
+def test_bench_registry_learned_switch_uses_the_model_through_the_real_write_path(tmp_path, bench_app):
     path = tmp_path / "pairs.json"
     path.write_text(
         json.dumps(

@@ -133,12 +133,12 @@ def test_memory_read_is_scoped_to_the_caller(mem):
     assert result.items[0].episode.pk == mine.pk
 
 
-def test_offline_episodes_reads_the_window_for_the_offline_loop(mem):
-    from review.collection import UnifiedOutcome
+def test_the_offline_loop_reads_the_episodes_of_its_window(mem):
+    from review.loop.collection import UnifiedOutcome, episodes_for
 
     episode = write(mem, "Remember that invoices go to finance.", label_ids=["L00001"], signal="strong")
 
-    (read,) = selectors.offline_episodes(
+    (read,) = episodes_for(
         project=mem,
         window_start=timezone.now() - timedelta(hours=1),
         window_end=timezone.now() + timedelta(hours=1),

@@ -132,8 +132,8 @@ def test_memoryread_returns_the_users_memories(mem_released):
 def test_memoryread_shows_only_memories_relevant_to_the_request(mem_released):
     """The read returns the k nearest items however far; the step shows those at READ_MIN_SIMILARITY or
     more, so a deployment note is not offered as how the user likes to be contacted."""
+    from inference.steps.memory import READ_MIN_SIMILARITY
     from memory import services
-    from memory.online import READ_MIN_SIMILARITY
 
     infer(mem_released, REMEMBER)
     services.memory_write(

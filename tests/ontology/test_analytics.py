@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from bench.synthetic import generate_graph
 from ontology.analytics import (
     compute_structural_signals,
     default_backend,
@@ -23,7 +24,6 @@ from ontology.analytics.gds_backend import GDS_STATEMENTS, _run
 from ontology.analytics.projection import build_projection, modularity
 from ontology.analytics.simrank import simrank_blocks, simrank_matrix
 from ontology.store.port import EdgeData, GraphData, NodeData
-from ontology.synthetic import generate_graph
 
 REPO = Path(__file__).resolve().parents[2]
 

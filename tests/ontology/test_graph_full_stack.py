@@ -29,8 +29,8 @@ def test_pack_publish_infer_apply_publish_rollback_export(app_store: Any, token_
     from ontology.models import Release
     from ontology.snapshots import registry
     from projects.models import Project
-    from review.application import proposal_apply
-    from review.generators.merge import merge_changeset
+    from review.loop.application import proposal_apply
+    from review.loop.generators.merge import merge_changeset
     from taxonomy.models import Role
     from taxonomy.packs import pack_read
 

@@ -120,9 +120,9 @@ def test_a_proposal_whose_publication_fails_leaves_the_draft_as_it_was(
 ) -> None:
     from ontology import releases
     from ontology.models import Release
-    from review import application
-    from review.application import proposal_apply
     from review.changeset import EdgeSetWeight
+    from review.loop import application
+    from review.loop.application import proposal_apply
     from taxonomy.packs import pack_import, pack_read
 
     project = pack_import(pack_read(SMALL_PACK)).project

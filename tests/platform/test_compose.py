@@ -442,7 +442,8 @@ def test_env_example_values_are_the_defaults(tmp_path):
     code = (
         "import json; from arg_platform import settings as s;"
         "print(json.dumps([s.ARG_ENV, s.DATABASES['default']['ENGINE'], s.GRAPH_BACKEND, s.CELERY_BROKER_URL,"
-        "s.LOG_FORMAT, s.DEBUG, s.ALLOWED_HOSTS, s.NIGHTLY_HOUR_UTC, s.EMBEDDER_BATCH_SIZE, s.LLM_TIMEOUT_S]))"
+        "s.LOG_FORMAT, s.DEBUG, s.ALLOWED_HOSTS, s.NIGHTLY_HOUR_UTC, s.EMBEDDER_BATCH_SIZE, s.LLM_TIMEOUT_S,"
+        "s.ACTION_HANDLER_MODULES]))"
     )
 
     assert json.loads(run_python(code, active)) == [
@@ -456,6 +457,7 @@ def test_env_example_values_are_the_defaults(tmp_path):
         2,
         64,
         20,
+        [],  # the product registers no action handler; the demo pack's are opted into (make run)
     ]
 
 

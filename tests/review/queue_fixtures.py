@@ -111,7 +111,7 @@ def merge_changeset() -> list[dict[str, Any]]:
 
 
 def replay_metrics(*, confirmed: float, uncertain: float, lowconf: float) -> dict[str, Any]:
-    """A replay report in the shape ``review.replay.ReplayReport.as_json`` stores (before/after shares,
+    """A replay report in the shape ``review.loop.replay.ReplayReport.as_json`` stores (before/after shares,
     gains with the silence penalty, the geDIG gauge)."""
     before = {
         "confirmed": 0.42,

@@ -1,5 +1,5 @@
 """Approving "now" and "publish approved" are jobs: the request approves and queues, the job applies
-the approved changesets to the active release and publishes once (``review.apply_jobs``)."""
+the approved changesets to the active release and publishes once (``review.queue.apply_jobs``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def _reweight(project: Any, base: Any, stored_proposal: Any, weight: float = 0.31) -> Any:
     from review.changeset import EdgeSetWeight
-    from review.shadow import BaseRelease
+    from review.loop.shadow import BaseRelease
 
     edge = next(e for e in BaseRelease.load(base).graph.edges if PARENT not in (e.source, e.target))
     ops = (EdgeSetWeight(edge.source, edge.target, edge.type, weight=weight, previous=edge.weight),)
@@ -58,8 +58,8 @@ def test_an_apply_job_retried_after_its_release_committed_publishes_nothing_more
     from arg_platform.jobs import job_execute
     from arg_platform.models import Job
     from ontology.models import Release
-    from review.apply_jobs import apply_job_work, proposal_approve_now
-    from review.decisions import proposals_apply_approved
+    from review.queue.apply_jobs import apply_job_work, proposal_approve_now
+    from review.queue.decisions import proposals_apply_approved
 
     project, base = demo_release
     reweight = _reweight(project, base, stored_proposal)

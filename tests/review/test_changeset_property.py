@@ -37,7 +37,7 @@ def _phrase() -> st.SearchStrategy[str]:
 
 
 def _changesets(graph: GraphData, labels: list[dict[str, Any]]) -> st.SearchStrategy[tuple[Any, ...]]:
-    from ontology.domain import EDGE_TYPE_CHOICES
+    from arg_platform.vocabulary import EDGE_TYPE_CHOICES
     from review import changeset as c
 
     node_ids = sorted(n.node_id for n in graph.nodes)
@@ -92,8 +92,8 @@ def _comparable(graph: GraphData) -> tuple[Any, ...]:
 
 @pytest.fixture
 def seeded_release(db: Any) -> tuple[Any, Any]:
+    from bench.synthetic import synthetic_pack
     from ontology.releases import release_publish
-    from ontology.synthetic import synthetic_pack
     from taxonomy.packs import pack_import
     from taxonomy.packs.reader import PackDocument
 
@@ -105,9 +105,9 @@ def seeded_release(db: Any) -> tuple[Any, Any]:
 def test_applying_in_memory_then_freezing_equals_applying_to_the_stores_then_freezing(seeded_release):
     from ontology.releases import draft_state, knowledge_digest, knowledge_violations
     from ontology.store.unit_of_work import graph_atomic
-    from review.application import effects_write
     from review.changeset_apply import Applied, ChangesetConflict, KnowledgeState, changeset_apply
-    from review.shadow import BaseRelease, shadow_freeze, shadow_violations
+    from review.loop.application import effects_write
+    from review.loop.shadow import BaseRelease, shadow_freeze, shadow_violations
     from taxonomy.services import next_label_id
 
     project, release = seeded_release

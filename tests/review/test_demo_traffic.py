@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_demo_night_gives_a_reviewer_proposals_the_loop_made_from_it(demo_release, make_user):
     from review.demo_traffic import traffic_read, traffic_seed
-    from review.loop import offline_loop_run
+    from review.loop.run import offline_loop_run
     from review.models import Proposal
 
     project, _ = demo_release

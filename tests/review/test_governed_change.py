@@ -43,7 +43,7 @@ def test_approval_publishes_the_active_release_plus_the_changeset_not_the_draft(
     from ontology.models import Release
     from ontology.releases import draft_publish, release_snapshot
     from ontology.store import get_graph_store
-    from review.application import proposal_apply
+    from review.loop.application import proposal_apply
 
     project, base = demo_release
     expert, admin = make_user("expert"), make_user("admin")
@@ -88,7 +88,7 @@ def test_a_changeset_on_an_object_with_an_unpublished_draft_edit_is_refused_and_
     from ontology.models import Release
     from ontology.services import node_update
     from ontology.store import get_graph_store
-    from review.application import DraftConflict, draft_conflicts, proposal_apply
+    from review.loop.application import DraftConflict, draft_conflicts, proposal_apply
 
     project, base = demo_release
     split = stored_proposal(project, base, "SPLIT", _split_ops(project), status="APPROVED")
@@ -115,7 +115,7 @@ def test_a_changeset_on_an_object_with_an_unpublished_draft_edit_is_refused_and_
 
 def test_after_an_approval_on_a_clean_draft_publishing_the_draft_is_a_no_op(demo_release, stored_proposal):
     from ontology.releases import draft_publish
-    from review.application import proposal_apply
+    from review.loop.application import proposal_apply
 
     project, base = demo_release
     split = stored_proposal(project, base, "SPLIT", _split_ops(project))
@@ -126,8 +126,8 @@ def test_after_an_approval_on_a_clean_draft_publishing_the_draft_is_a_no_op(demo
 
 
 def test_the_shadow_replay_scores_is_the_release_approval_publishes(demo_release, stored_proposal):
-    from review.application import _reason, proposal_apply
-    from review.shadow import BaseRelease, shadow_build
+    from review.loop.application import _reason, proposal_apply
+    from review.loop.shadow import BaseRelease, shadow_build
 
     project, base = demo_release
     ops = _split_ops(project)
@@ -144,9 +144,9 @@ def test_a_batch_applies_the_clean_proposals_and_leaves_the_conflicting_one_appr
     demo_release, stored_proposal, make_user
 ):
     from ontology.services import node_update
-    from review.application import proposals_apply
     from review.changeset import EdgeSetWeight
-    from review.shadow import BaseRelease
+    from review.loop.application import proposals_apply
+    from review.loop.shadow import BaseRelease
 
     project, base = demo_release
     edge = next(e for e in BaseRelease.load(base).graph.edges if PARENT not in (e.source, e.target))

@@ -15,7 +15,7 @@ SURVIVOR, DUPLICATE = "N-deploy-tls-info", "N-deploy-tls-faq"
 
 def _split_ops(project: Any) -> tuple[Any, ...]:
     from ontology.store import get_graph_store
-    from review.generators.split import split_changeset
+    from review.loop.generators.split import split_changeset
 
     store = get_graph_store()
     parent = store.get_node(project.pk, PARENT)
@@ -47,7 +47,7 @@ def _split_ops(project: Any) -> tuple[Any, ...]:
 
 def _merge_ops(project: Any) -> tuple[Any, ...]:
     from ontology.store import get_graph_store
-    from review.generators.merge import merge_changeset
+    from review.loop.generators.merge import merge_changeset
 
     graph = get_graph_store().export_graph(project.pk)
     return merge_changeset(graph, SURVIVOR, DUPLICATE, reason="duplicate TLS content")
@@ -59,9 +59,9 @@ def test_split_publishes_children_first_with_aliases_and_matches_its_shadow(demo
     from ontology.models import Release
     from ontology.releases import release_snapshot
     from ontology.store import get_graph_store
-    from review.application import proposal_apply
+    from review.loop.application import proposal_apply
+    from review.loop.shadow import BaseRelease, shadow_build
     from review.models import ProposalDecision, ProposalStatus
-    from review.shadow import BaseRelease, shadow_build
 
     project, base = demo_release
     ops = _split_ops(project)
@@ -104,7 +104,7 @@ def test_split_publishes_children_first_with_aliases_and_matches_its_shadow(demo
 def test_merge_moves_the_duplicate_into_the_survivor_and_publishes(demo_release, stored_proposal):
     from ontology.releases import release_snapshot
     from ontology.store import get_graph_store
-    from review.application import proposal_apply
+    from review.loop.application import proposal_apply
 
     project, base = demo_release
     store = get_graph_store()
@@ -126,8 +126,8 @@ def test_merge_moves_the_duplicate_into_the_survivor_and_publishes(demo_release,
 @pytest.mark.django_db
 def test_a_proposal_still_in_review_is_not_applied(small_release, stored_proposal):
     from ontology.models import Release
-    from review.application import proposal_apply
     from review.changeset import EdgeSetWeight
+    from review.loop.application import proposal_apply
 
     project, base = small_release
     op = EdgeSetWeight("N-invoice-download", "N-resend-invoice", "LEADS_TO", 0.9, previous=0.7)
@@ -149,8 +149,8 @@ def test_a_merge_that_fuses_an_action_into_an_info_node_is_refused_and_rolled_ba
 ):
     from ontology.models import NodeAlias, OntologyEdge, Release
     from ontology.store import get_graph_store
-    from review.application import proposal_apply
-    from review.generators.merge import merge_changeset
+    from review.loop.application import proposal_apply
+    from review.loop.generators.merge import merge_changeset
 
     project, base = small_release
     graph = get_graph_store().export_graph(project.pk)
@@ -173,7 +173,7 @@ def test_a_merge_that_fuses_an_action_into_an_info_node_is_refused_and_rolled_ba
 def test_the_nightly_apply_publishes_proposals_reviewers_approved_in_batch_mode(small_release, stored_proposal):
     from ontology.models import Release
     from review.changeset import EdgeSetWeight
-    from review.loop import offline_run_open, step_apply
+    from review.loop.run import offline_run_open, step_apply
 
     project, base = small_release
     op = EdgeSetWeight("N-invoice-download", "N-resend-invoice", "LEADS_TO", 0.9, previous=0.7)

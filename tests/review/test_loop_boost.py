@@ -10,7 +10,7 @@ def test_the_latest_nights_boost_zones_reach_the_online_active_check_rate(small_
     from inference.contracts import RequestContext
     from inference.pipeline import InferenceRequest, _active_check_boost, run_inference
     from ontology.releases import release_publish, release_snapshot
-    from review.loop import offline_run_open
+    from review.loop.run import offline_run_open
     from review.models import OfflineRun
 
     project, before = small_release

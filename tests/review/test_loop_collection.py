@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from review.collection import UnifiedOutcome, collect, unified_outcome
+from review.loop.collection import UnifiedOutcome, collect, unified_outcome
 
 
 @pytest.mark.parametrize(

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from ontology.store.port import EdgeData, GraphData, NodeData
-from review.bins import bin_for
 from review.changeset import EdgeAdd
-from review.collection import Collection, UnifiedOutcome, compute_metrics
-from review.gedig import aspl, delta_h_norm, entropy, gauge
-from review.generators import edges as edge_generators
-from review.generators.base import GeneratorContext
-from review.generators.merge import merge_changeset
 from review.integrity import integrity_violations
-from review.params import loop_params
+from review.loop.bins import bin_for
+from review.loop.collection import Collection, UnifiedOutcome, compute_metrics
+from review.loop.gauge import aspl, delta_h_norm, entropy, gauge
+from review.loop.generators import edges as edge_generators
+from review.loop.generators.base import GeneratorContext
+from review.loop.generators.merge import merge_changeset
+from review.loop.params import loop_params
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 

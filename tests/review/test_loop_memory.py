@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from review.collection import Episode, UnifiedOutcome
+from review.loop.collection import Episode, UnifiedOutcome
 from tests.review.test_loop_generators import collection_of
 
 FACT = "Invoices can be paid by bank transfer in Swiss francs from the payment settings."
@@ -28,10 +28,10 @@ def _episode(n: int, *, source: str, segment: str, outcome: UnifiedOutcome, text
 
 
 def _generate(small_release: Any, episodes: list[Episode]) -> list[Any]:
-    from review.generators import memory
-    from review.generators.base import GeneratorContext
-    from review.params import loop_params
-    from review.shadow import BaseRelease
+    from review.loop.generators import memory
+    from review.loop.generators.base import GeneratorContext
+    from review.loop.params import loop_params
+    from review.loop.shadow import BaseRelease
 
     project, release = small_release
     collection = collection_of([])

@@ -66,7 +66,7 @@ def test_a_reviewer_reads_the_metrics_computed_from_the_logs(small_release, make
 @pytest.mark.usefixtures("fresh_snapshots")
 @pytest.mark.django_db
 def test_the_page_shows_the_latest_run_and_filters_silence_dominated_nodes(small_release, make_user):
-    from review.loop import offline_loop_run
+    from review.loop.run import offline_loop_run
 
     project, _ = small_release
     reviewer = make_user("rita", "reviewer", project)

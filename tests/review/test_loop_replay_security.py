@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from review.replay import Replayed
+from review.loop.replay import Replayed
 
 
 def replayed(kind: str, *, abstained: bool = False) -> Replayed:
@@ -30,7 +30,7 @@ def replayed(kind: str, *, abstained: bool = False) -> Replayed:
         ("REFUSE", False, True),
         ("REFOCUS", False, True),  # the pre-check's refocus, and a policy-gated abstention
         ("OUT_OF_SCOPE", True, True),
-        ("CLARIFY", True, True),  # "Do you mean X or Y?" after an abstention (inference.fallback)
+        ("CLARIFY", True, True),  # "Do you mean X or Y?" after an abstention (inference.steps.fallback)
         ("CLARIFY", False, False),  # an action asking for its parameters: routed
         ("INFO", False, False),
         ("ACTION", False, False),

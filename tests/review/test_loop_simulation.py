@@ -11,8 +11,8 @@ from tests.inference.loopback import Reply, loopback_server
 
 @pytest.mark.django_db
 def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autocommits(fresh_snapshots, settings):
+    from bench.simulation.runner import simulate
     from review.models import Proposal
-    from review.simulation.runner import simulate
 
     settings.REVIEW_EMAIL = False
     with loopback_server(lambda request: Reply(204, b"")) as hook:

@@ -28,8 +28,8 @@ def test_the_beat_schedule_runs_the_offline_loop_nightly():
 def test_the_nightly_task_opens_one_run_per_project_and_queues_it_on_commit(
     small_release, django_capture_on_commit_callbacks
 ):
+    from review.loop.tasks import offline_nightly_task
     from review.models import OfflineRun
-    from review.tasks import offline_nightly_task
 
     project, _ = small_release
     with django_capture_on_commit_callbacks(execute=False) as first:
@@ -48,8 +48,8 @@ def test_each_step_queues_the_next_on_commit_and_reports_progress(
     small_release, django_capture_on_commit_callbacks, monkeypatch
 ):
     from arg_platform.celery import app
-    from review.loop import STEPS, offline_run_open
-    from review.tasks import offline_run_enqueue
+    from review.loop.run import STEPS, offline_run_open
+    from review.loop.tasks import offline_run_enqueue
 
     monkeypatch.setitem(app.conf, "task_always_eager", True)
     project, release = small_release
@@ -86,9 +86,9 @@ def _wait_for(predicate: Any, timeout: float = 90.0) -> bool:
 def test_a_real_worker_runs_a_duplicated_step_message_once(worker, stored_proposal):
     from ontology.releases import release_publish
     from review.changeset import EdgeSetWeight
-    from review.loop import STEPS, offline_run_open
+    from review.loop.run import STEPS, offline_run_open
+    from review.loop.tasks import offline_bin_task
     from review.models import OfflineRun, ProposalDecision
-    from review.tasks import offline_bin_task
     from taxonomy.packs import pack_import, pack_read
 
     project = pack_import(pack_read(ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml")).project

@@ -12,11 +12,11 @@ pytestmark = pytest.mark.django_db
 def test_a_reviewer_approves_the_nights_split_and_merge_and_the_release_routes_as_replayed(
     fresh_snapshots, api_as, make_user, token_client, run_jobs
 ):
+    from bench.simulation.domain import SLUG
+    from bench.simulation.runner import simulate
     from inference.models import InferenceLog
     from ontology.models import Release
     from review.models import Proposal
-    from review.simulation.domain import SLUG
-    from review.simulation.runner import simulate
     from taxonomy.models import Role
 
     simulate(seed=1, nights=1, requests=300, poison_episodes=5, review=False)

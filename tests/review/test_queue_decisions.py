@@ -1,4 +1,4 @@
-"""Reviewer decisions (review.decisions): approve now or in a batch, reject, request changes, edit,
+"""Reviewer decisions (review.queue.decisions): approve now or in a batch, reject, request changes, edit,
 defer, claim and assign — each one audited, approvals applied through the lifecycle application."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from arg_platform.errors import RuleViolation
 from arg_platform.models import AuditEvent
 from ontology.models import Release
 from ontology.store import get_graph_store
-from review import decisions
 from review.models import ProposalDecision, ProposalStatus
-from review.selectors import proposal_fingerprint_rejected, proposal_rejected_fingerprints
+from review.queue import decisions
+from review.queue.selectors import proposal_fingerprint_rejected, proposal_rejected_fingerprints
 from taxonomy.models import Label
 
 from .queue_fixtures import (

@@ -10,7 +10,7 @@ import pytest
 from arg_platform.models import AuditEvent
 from inference.models import Feedback, InferenceLog
 from review.models import OfflineRun
-from review.selectors import silent_review_summary
+from review.queue.selectors import silent_review_summary
 from taxonomy.models import Label
 
 from .queue_fixtures import user, weight_changeset

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from review.notifications import review_pending_notify
+from review.queue.notifications import review_pending_notify
 from tests.inference.loopback import Reply, loopback_server
 
 from .queue_fixtures import user, weight_changeset

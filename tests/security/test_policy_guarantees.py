@@ -196,7 +196,7 @@ def test_a_request_about_a_label_the_role_may_not_use_is_refocused_with_its_poli
 )
 def test_a_blocked_prompt_never_reaches_retrieval(guarded, monkeypatch, base, term, spelling, filler, at):
     calls: list[str] = []
-    import inference.lexical as lexical
+    import inference.steps.lexical as lexical
     from arg_platform.embedder import get_embedder
 
     embedder = get_embedder()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ontology.domain import NODE_TYPES
+from arg_platform.vocabulary import NODE_TYPES
 from projects.models import Project
 from taxonomy.models import Label, Policy, Role
 from taxonomy.packs import pack_export, pack_import, pack_read

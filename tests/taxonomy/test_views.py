@@ -452,28 +452,6 @@ def test_the_label_page_shows_the_label(expert, tax):
     assert html.count('<span class="action action-create">create</span>') == 1
 
 
-def test_attached_ontology_nodes_are_listed_when_the_ontology_offers_them(expert, tax, monkeypatch):
-    from ontology import selectors as ontology_selectors
-
-    @dataclass(frozen=True)
-    class Node:
-        node_id: str
-        type: str
-        title: str
-
-    calls = []
-
-    def nodes_for_label(*, project: Any, label_id: str) -> list[Node]:
-        calls.append((project.slug, label_id))
-        return [Node("N-invoice-download", "Info", "Download an invoice")]
-
-    monkeypatch.setattr(ontology_selectors, "nodes_for_label", nodes_for_label, raising=False)
-    html = _client(expert).get(f"/p/acme/taxonomy/labels/{tax.invoices.label_id}/").content.decode()
-    assert calls == [("acme", tax.invoices.label_id)]
-    assert "N-invoice-download" in html and "Download an invoice" in html
-    assert "No ontology nodes attached." not in html
-
-
 def test_the_label_page_lists_the_nodes_attached_to_it_in_the_graph(expert, tax):
     from ontology.services import node_create
     from ontology.store.port import NodeData

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from projects.models import Project
-from review.loop import STEPS, offline_loop_run
+from review.loop.run import STEPS, offline_loop_run
 
 
 def _override(pairs: list[str]) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from django.db import transaction
 from arg_platform.errors import RuleViolation
 from projects.models import Project
 from review.demo_traffic import traffic_read, traffic_seed
-from review.loop import offline_run_get_or_open
-from review.tasks import offline_run_enqueue
+from review.loop.run import offline_run_get_or_open
+from review.loop.tasks import offline_run_enqueue
 
 DEMO_TRAFFIC = Path(settings.BASE_DIR) / "packs" / "demo" / "traffic.yaml"
 

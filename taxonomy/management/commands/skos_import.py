@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arg_platform.errors import RuleViolation
 from projects.models import Project
+from taxonomy.file_guards import path_read
 from taxonomy.skos import DEFAULT_LANGUAGE, skos_format_for, skos_import
 
 ACTOR = "manage.py skos_import"
@@ -34,9 +35,14 @@ class Command(BaseCommand):
             raise CommandError(f"project {options['project']!r} not found")
         path = Path(options["file"])
         try:
-            data = path.read_bytes()
+            data = path_read(path)
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+        except RuleViolation as exc:
+            v = exc.violations[0]
+            raise CommandError(
+                f"{path.name}: import refused, nothing was written: [{v.rule}] {v.message}"
+            ) from exc
         try:
             result = skos_import(
                 project=project,

@@ -1,0 +1,254 @@
+"""``manage.py bench_routing --train T --val V --eval E [--domains D]`` — routing quality vs baselines.
+
+Each file is a JSON list of ``[text, intent]`` pairs (``"oos"`` = out of scope). ``--clinc DIR`` uses
+``DIR/clinc150_train_val.json`` (and ``DIR/domains.json``): TRAIN = train + oos_train; val + oos_val is
+split in two halves by a stable hash of the text (first byte of its sha256 even → VAL, odd → EVAL).
+
+* TRAIN becomes a knowledge pack (one label per intent, its utterances the validated examples; the
+  ``oos`` utterances the examples of an "Out of scope" label routed to an OutOfScope node), imported and
+  published as a release — publication fine-tunes the release encoder when TRAIN is large enough
+  (``ARG_CLASSIFIER_FINETUNE``) and trains the distilled classifier.
+* VAL only chooses thresholds: for the pipeline and every baseline, the abstention threshold with the
+  best VAL in-scope accuracy among those reaching ``--val-oos-recall`` (0.76) VAL OOS recall.
+* EVAL is only measured; nothing is tuned on it.
+
+Prints a table and ends with ``SUMMARY in_scope_acc=… oos_recall=… oos_precision=… p50_ms=… p95_ms=…
+logreg_in_scope_acc=… logreg_oos_recall=…``. Run it on an empty data folder: ``ARG_DATA_DIR=$(mktemp -d)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+
+def _load(path: str) -> list[list[str]]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list) or not all(isinstance(p, list) and len(p) == 2 for p in data):
+        raise CommandError(f"{path}: expected a JSON list of [text, intent] pairs")
+    return [[str(t), str(i)] for t, i in data]
+
+
+def _halves(pairs: list[list[str]]) -> tuple[list[list[str]], list[list[str]]]:
+    first, second = [], []
+    for pair in pairs:
+        digest = hashlib.sha256(pair[0].encode("utf-8")).digest()[0]
+        (first if digest % 2 == 0 else second).append(pair)
+    return first, second
+
+
+class Command(BaseCommand):
+    help = (
+        "Routing benchmark: the ARG pipeline beside 1-NN, centroid, logistic regression and BM25 baselines. "
+        "TRAIN is published as a release; VAL chooses every threshold (best VAL in-scope accuracy with VAL "
+        "OOS recall >= --val-oos-recall); EVAL is only measured. --clinc DIR splits val+oos_val into VAL and "
+        "EVAL halves by the parity of the first sha256 byte of the text."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--train")
+        parser.add_argument("--val")
+        parser.add_argument("--eval", dest="eval_path")
+        parser.add_argument("--domains")
+        parser.add_argument("--clinc", help="folder with clinc150_train_val.json (and domains.json)")
+        parser.add_argument(
+            "--limit", type=int, default=0, help="evaluate on at most N items per split (smoke)"
+        )
+        parser.add_argument("--json", help="write the results to this JSON file")
+        parser.add_argument(
+            "--val-oos-recall",
+            type=float,
+            default=None,
+            help="the threshold rule's VAL OOS recall floor (default 0.76)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from arg_platform.embedder import get_embedder
+        from bench.routing import (
+            OOS,
+            VAL_OOS_RECALL,
+            apply_threshold,
+            baselines,
+            calibrate,
+            run_pipeline,
+            score,
+        )
+        from bench.routing_pack import routing_pack
+        from inference.steps.landing import LandingParams
+        from inference.steps.weaver import WeaverParams
+        from ontology.releases import release_publish
+        from projects.models import Project
+        from taxonomy.packs import pack_import
+        from taxonomy.packs.reader import PackDocument
+
+        domains = None
+        if options.get("clinc"):
+            folder = Path(options["clinc"])
+            data = json.loads((folder / "clinc150_train_val.json").read_text())
+            train = data["train"] + data["oos_train"]
+            val, evaluation = _halves(data["val"] + data["oos_val"])
+            if (folder / "domains.json").exists():
+                domains = json.loads((folder / "domains.json").read_text())
+        else:
+            if not (options.get("train") and options.get("val") and options.get("eval_path")):
+                raise CommandError("give --train, --val and --eval (or --clinc DIR)")
+            train, val, evaluation = (
+                _load(options["train"]),
+                _load(options["val"]),
+                _load(options["eval_path"]),
+            )
+        if options.get("domains"):
+            domains = json.loads(Path(options["domains"]).read_text())
+        if options["limit"]:
+            val, evaluation = val[: options["limit"]], evaluation[: options["limit"]]
+        floor = VAL_OOS_RECALL if options.get("val_oos_recall") is None else options["val_oos_recall"]
+        say = self.stderr.write
+        call_command("migrate", verbosity=0)  # the benchmark runs on an empty data folder
+        slug = "bench-routing"
+        if Project.objects.filter(slug=slug).exists():
+            raise CommandError(
+                f"project {slug!r} exists: run on an empty data folder (ARG_DATA_DIR=$(mktemp -d))"
+            )
+
+        t0 = time.perf_counter()
+        pack, node_of = routing_pack(train, domains=domains, project_slug=slug)
+        project = pack_import(PackDocument(data=pack, source="train"), project_slug=slug).project
+        say(
+            f"imported {len(pack['labels'])} labels, {len(pack['nodes'])} nodes in {time.perf_counter() - t0:.1f}s"
+        )
+        t0 = time.perf_counter()
+        say("publishing (fine-tuning the encoder if TRAIN is large enough, training the classifier) …")
+        release = release_publish(project=project, actor=None)
+        publish_s = time.perf_counter() - t0
+        say(f"release v{release.version} in {publish_s:.1f}s {release.timings}")
+        intent_of = {node: intent for intent, node in node_of.items()}
+
+        def progress(label: str) -> Any:
+            def report(done: int, total: int) -> None:
+                if done % 250 == 0 or done == total:
+                    say(f"  {label}: {done}/{total}")
+
+            return report
+
+        val_texts, val_gold = [t for t, _ in val], [i for _, i in val]
+        ev_texts, ev_gold = [t for t, _ in evaluation], [i for _, i in evaluation]
+        # VAL: no probability threshold (the classifier's own oos class, the scope guard and the
+        # taxonomy validator still abstain) → calibrate the one threshold of the pipeline: the Context
+        # Weaver's OOD probability, which also takes the place of the landing's fixed safety net
+        open_params = WeaverParams(ood_probability=0.0, ood_cosine=1.01, abstain_probability=0.0)
+        landing_params = LandingParams(min_confidence=0.0)
+        val_run = run_pipeline(
+            project,
+            val_texts,
+            intent_of,
+            weaver_params=open_params,
+            landing_params=landing_params,
+            progress=progress("val"),
+        )
+        intent_of_label = {n["labels"][0]: intent_of[n["id"]] for n in pack["nodes"]}
+        val_p1, val_cls = self._classifier_view(project, val_texts, intent_of_label)
+        threshold = calibrate(val_p1, val_run.best, val_gold, min_oos_recall=floor)
+        params = WeaverParams(ood_probability=max(threshold, 0.0), ood_cosine=1.01, abstain_probability=0.0)
+        ev_run = run_pipeline(
+            project,
+            ev_texts,
+            intent_of,
+            weaver_params=params,
+            landing_params=landing_params,
+            progress=progress("eval"),
+        )
+        ours = score(ev_gold, ev_run.best)
+        lat = np.array(ev_run.latencies_ms)
+
+        embedder = get_embedder()
+        train_x = embedder.embed([t for t, _ in train])
+        val_x, ev_x = embedder.embed(val_texts), embedder.embed(ev_texts)
+        rows = [("ARG pipeline", ours, threshold)]
+        # diagnostic: the release's distilled classifier alone (no weaver/landing), same rule on VAL
+        t_cls = calibrate(val_p1, val_cls, val_gold, min_oos_recall=floor)
+        ev_p1, ev_cls = self._classifier_view(project, ev_texts, intent_of_label)
+        classifier_alone = score(ev_gold, apply_threshold(ev_p1, ev_cls, t_cls))
+        results: dict[str, Any] = {}
+        for baseline in baselines(train_x, [i for _, i in train], [t for t, _ in train]):
+            best_v, conf_v = baseline.predict(val_x, val_texts)
+            t = calibrate(conf_v, best_v, val_gold, min_oos_recall=floor)
+            best_e, conf_e = baseline.predict(ev_x, ev_texts)
+            pred = [
+                OOS if b == OOS else p
+                for b, p in zip(best_e, apply_threshold(conf_e, best_e, t), strict=True)
+            ]
+            rows.append((baseline.name, score(ev_gold, pred), t))
+        rows.insert(1, ("(classifier alone)", classifier_alone, t_cls))
+        self.stdout.write(
+            f"{'method':<22} {'in-scope acc %':>14} {'OOS recall %':>12} {'OOS precision %':>15} "
+            f"{'threshold (VAL)':>15}"
+        )
+        for name, s, t in rows:
+            self.stdout.write(
+                f"{name:<22} {s.in_scope_acc:>14.2f} {s.oos_recall:>12.2f} {s.oos_precision:>15.2f} "
+                f"{t:>15.4f}"
+            )
+            results[name] = {**s.__dict__, "threshold": t}
+        self.stdout.write(
+            f"pipeline latency per request: p50 {np.percentile(lat, 50):.2f} ms, "
+            f"p95 {np.percentile(lat, 95):.2f} ms ({len(lat)} requests, no HTTP)"
+        )
+        encoder = self._encoder_document(project)
+        self.stdout.write(
+            f"splits: train {len(train)}, val {len(val)}, eval {len(evaluation)} "
+            f"(eval oos {sum(g == OOS for g in ev_gold)}); threshold rule: best VAL in-scope accuracy "
+            f"with VAL OOS recall >= {floor:.2f}"
+        )
+        self.stdout.write(
+            f"publication {publish_s:.1f}s (encoder fine-tuning {release.timings.get('encoder_s', 0):.1f}s, "
+            f"classifier hook {release.timings.get('hooks_s', 0):.1f}s); release encoder: "
+            + (f"fine-tuned {encoder['checksum'][:12]}" if encoder else "platform embedder (frozen)")
+        )
+        if options.get("json"):
+            results["publication"] = {"seconds": publish_s, "timings": release.timings, "encoder": encoder}
+            results["eval_items"] = [
+                {"text": t, "gold": g, "pipeline": p, "classifier": c, "p1": round(float(q), 4)}
+                for t, g, p, c, q in zip(ev_texts, ev_gold, ev_run.best, ev_cls, ev_p1, strict=True)
+            ]
+            Path(options["json"]).write_text(json.dumps(results, indent=2))
+        logreg = next(s for n, s, _ in rows if n == "logistic regression")
+        self.stdout.write(
+            f"SUMMARY in_scope_acc={ours.in_scope_acc:.2f} oos_recall={ours.oos_recall:.2f} "
+            f"oos_precision={ours.oos_precision:.2f} p50_ms={np.percentile(lat, 50):.2f} "
+            f"p95_ms={np.percentile(lat, 95):.2f} logreg_in_scope_acc={logreg.in_scope_acc:.2f} "
+            f"logreg_oos_recall={logreg.oos_recall:.2f}"
+        )
+
+    @staticmethod
+    def _encoder_document(project: Any) -> dict[str, Any] | None:
+        from inference.learning.encoder_finetune import DOCUMENT
+        from ontology.snapshots import pin_snapshot
+
+        return pin_snapshot(project.pk).documents.get(DOCUMENT)
+
+    @staticmethod
+    def _classifier_view(
+        project: Any, texts: list[str], intent_of_label: dict[str, str]
+    ) -> tuple[np.ndarray, list[str]]:
+        """For each text, the release classifier's top in-scope probability (what the weaver's OOD rule
+        reads; the "Out of scope" label counts as a class) and its top class as an intent, on the
+        release's own encoder as in the pipeline."""
+        from bench.routing import OOS
+        from inference.learning.classifier import OOS_CLASS, classifier_from_documents
+        from inference.learning.encoder_finetune import encoder_for_documents
+        from ontology.snapshots import pin_snapshot
+
+        snapshot = pin_snapshot(project.pk)
+        classifier = classifier_from_documents(snapshot.documents)
+        probs = classifier.probabilities_batch(encoder_for_documents(snapshot.documents).embed(texts))
+        keep = np.array([c != OOS_CLASS for c in classifier.classes])
+        top = np.where(keep[None, :], probs, -1.0).argmax(axis=1)
+        best = [intent_of_label.get(classifier.classes[j], OOS) for j in top]
+        return probs[:, keep].max(axis=1), best

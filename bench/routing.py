@@ -1,0 +1,206 @@
+"""The routing benchmark (EVALUATION.md): the project's pipeline beside four baselines, same run.
+
+Protocol: TRAIN builds the knowledge pack (``routing_pack``), imported through the platform's own
+import path and published as a release (which fine-tunes the release encoder when TRAIN is large
+enough, then trains the distilled classifier); thresholds — the pipeline's Context Weaver OOD
+threshold and each baseline's abstention threshold — are chosen on VAL only, by one rule for every
+method (``calibrate``: the best VAL in-scope accuracy with VAL OOS recall ≥ 0.76); EVAL is only
+measured. The pipeline run is ``inference.pipeline.run_inference``, the code the API runs. Baselines
+on the platform's frozen all-MiniLM-L6-v2 embeddings: 1-NN cosine, class centroid, logistic regression
+(softmax, ``oos`` as a class when TRAIN has oos examples), BM25 top-1.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+OOS = "oos"
+
+
+@dataclass(frozen=True)
+class Scores:
+    in_scope_acc: float
+    oos_recall: float
+    oos_precision: float
+
+
+def score(gold: Sequence[str], predicted: Sequence[str]) -> Scores:
+    gold_a, pred_a = np.array(gold), np.array(predicted)
+    ins = gold_a != OOS
+    in_acc = float(np.mean(pred_a[ins] == gold_a[ins])) if ins.any() else 0.0
+    oos = ~ins
+    recall = float(np.mean(pred_a[oos] == OOS)) if oos.any() else 0.0
+    said_oos = pred_a == OOS
+    precision = float(np.mean(gold_a[said_oos] == OOS)) if said_oos.any() else 0.0
+    return Scores(in_acc * 100, recall * 100, precision * 100)
+
+
+VAL_OOS_RECALL = 0.76  # the threshold rule's recall floor on VAL (docs/research/label-classifier.md)
+
+
+def calibrate(
+    confidence: np.ndarray,
+    best: Sequence[str],
+    gold: Sequence[str],
+    *,
+    min_oos_recall: float = VAL_OOS_RECALL,
+) -> float:
+    """The abstention threshold on VAL: predict ``oos`` below it.
+
+    The rule: the best VAL in-scope accuracy among the thresholds whose VAL OOS recall is at least
+    ``min_oos_recall`` (ties → the higher recall, then the lower threshold); when none reaches it, the
+    highest recall (then the best in-scope accuracy). Every method of the benchmark uses this rule.
+    """
+    conf = np.asarray(confidence, dtype=np.float64)
+    gold_a, best_a = np.array(gold), np.array(best)
+    ins, oos = gold_a != OOS, gold_a == OOS
+    right = best_a == gold_a  # correct when not abstaining (in scope) …
+    said_oos = best_a == OOS  # … and out of scope whatever the threshold
+    candidates = np.concatenate([[-np.inf], np.unique(np.round(conf, 4))])
+    below = conf[None, :] < candidates[:, None]  # (thresholds, items): abstains
+    in_acc = (right[None, ins] & ~below[:, ins]).mean(axis=1) if ins.any() else np.zeros(len(candidates))
+    recall = (below[:, oos] | said_oos[None, oos]).mean(axis=1) if oos.any() else np.zeros(len(candidates))
+    ok = recall >= min_oos_recall - 1e-12
+    if ok.any():
+        keys = np.lexsort((candidates, -recall, -np.where(ok, in_acc, -1.0)))
+    else:
+        keys = np.lexsort((candidates, -in_acc, -recall))
+    return float(candidates[keys[0]])
+
+
+def apply_threshold(confidence: np.ndarray, best: Sequence[str], threshold: float) -> list[str]:
+    return [OOS if c < threshold else b for c, b in zip(confidence, best, strict=True)]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    predict: Callable[
+        [np.ndarray, list[str]], tuple[list[str], np.ndarray]
+    ]  # (vectors, texts) → (best, conf)
+
+
+def baselines(train_x: np.ndarray, train_y: list[str], train_texts: list[str]) -> list[Baseline]:
+    from rank_bm25 import BM25Okapi
+
+    from inference.learning.classifier import fit_softmax
+    from inference.steps.envelope import matching_tokens
+
+    labels = sorted(set(train_y))
+    index = {c: i for i, c in enumerate(labels)}
+    y = np.array([index[c] for c in train_y])
+    in_scope = [c for c in labels if c != OOS]
+    in_idx = np.array([index[c] for c in in_scope])
+    centroids = np.stack([train_x[y == index[c]].mean(axis=0) for c in in_scope])
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    w, b = fit_softmax(train_x, y, len(labels))
+    docs = {c: [] for c in in_scope}
+    for text, c in zip(train_texts, train_y, strict=True):
+        if c != OOS:
+            docs[c].extend(matching_tokens(text))
+    bm25 = BM25Okapi([docs[c] for c in in_scope])
+    in_mask = np.array([c != OOS for c in train_y])
+    in_x, in_y = train_x[in_mask], [c for c in train_y if c != OOS]
+
+    def nearest(vectors: np.ndarray, _texts: list[str]) -> tuple[list[str], np.ndarray]:
+        sims = vectors @ in_x.T
+        j = sims.argmax(axis=1)
+        return [in_y[k] for k in j], sims[np.arange(len(j)), j]
+
+    def centroid(vectors: np.ndarray, _texts: list[str]) -> tuple[list[str], np.ndarray]:
+        sims = vectors @ centroids.T
+        j = sims.argmax(axis=1)
+        return [in_scope[k] for k in j], sims[np.arange(len(j)), j]
+
+    def logreg(vectors: np.ndarray, _texts: list[str]) -> tuple[list[str], np.ndarray]:
+        logits = vectors @ w.T + b
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        j = p.argmax(axis=1)
+        best = [labels[k] for k in j]
+        conf = p[np.arange(len(j)), j]
+        return best, np.where(np.array(best) == OOS, -1.0, conf)
+
+    def bm25_top1(_vectors: np.ndarray, texts: list[str]) -> tuple[list[str], np.ndarray]:
+        best, conf = [], []
+        for text in texts:
+            s = bm25.get_scores(list(matching_tokens(text)))
+            j = int(np.argmax(s))
+            best.append(in_scope[j])
+            conf.append(float(s[j]))
+        return best, np.array(conf)
+
+    _ = in_idx
+    return [
+        Baseline("1-NN cosine", nearest),
+        Baseline("class centroid", centroid),
+        Baseline("logistic regression", logreg),
+        Baseline("BM25 top-1", bm25_top1),
+    ]
+
+
+@dataclass
+class PipelineRun:
+    best: list[str]
+    confidence: np.ndarray
+    abstained: np.ndarray
+    latencies_ms: list[float]
+
+
+def run_pipeline(
+    project: object,
+    texts: list[str],
+    node_to_intent: dict[str, str],
+    *,
+    weaver_params: object | None = None,
+    landing_params: object | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> PipelineRun:
+    """The API's own pipeline over every text (no HTTP): landing node → intent, or abstention."""
+    from inference.contracts import OutcomeKind, RequestContext
+    from inference.pipeline import InferenceRequest, RoutingParams, run_inference
+    from inference.steps.landing import LandingParams
+    from inference.steps.weaver import WeaverParams
+
+    params = RoutingParams(
+        weaver=weaver_params if weaver_params is not None else WeaverParams(),  # type: ignore[arg-type]
+        landing=landing_params if landing_params is not None else LandingParams(),  # type: ignore[arg-type]
+    )
+
+    best, conf, abstained, lat = [], [], [], []
+    for i, text in enumerate(texts):
+        started = time.perf_counter()
+        result = run_inference(
+            InferenceRequest(
+                request_id=uuid.uuid4().hex,
+                project=project,
+                prompt=text,
+                context=RequestContext(),
+            ),
+            params=params,
+        )
+        lat.append((time.perf_counter() - started) * 1000)
+        landing = result.landing
+        oos = (
+            result.outcome is None
+            or result.outcome.kind in (OutcomeKind.OUT_OF_SCOPE, OutcomeKind.REFUSE, OutcomeKind.REFOCUS)
+            or landing is None
+            or landing.node_start is None
+            or landing.abstained
+        )
+        node = landing.node_start if landing is not None else None
+        best.append(OOS if oos else node_to_intent.get(node or "", OOS))
+        conf.append(result.weaver.confidence if result.weaver else 0.0)
+        abstained.append(oos)
+        if progress is not None:
+            progress(i + 1, len(texts))
+    return PipelineRun(best, np.array(conf), np.array(abstained), lat)
+
+
+def with_params(params: object, **changes: float) -> object:
+    return replace(params, **changes)  # type: ignore[type-var]

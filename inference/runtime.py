@@ -1,0 +1,233 @@
+"""The per-release runtime: everything the online steps precompute from one frozen release snapshot.
+
+A ``ReleaseRuntime`` is built once per release (``ReleaseRuntime.build``) and shared by every request
+served from that release (``runtime_for`` caches it by project, release id and checksum). Like the
+snapshot it is read-only: nothing in a request changes it, so the graph — and the taxonomy, the
+policies and the indexes — stay fixed during the request.
+
+A release published with a fine-tuned encoder (``inference.learning.encoder_finetune``) carries its checksum:
+``encoder`` is then that encoder — shared per process by checksum, loaded lazily once — and the
+prompt of every request is embedded once with it (the release's label and node vectors were computed
+with it at publication). Otherwise ``encoder`` is the platform embedder.
+
+To add a precomputed part for another step, add a field (with a default when it is optional) and
+compute it in ``build`` from ``snapshot.documents`` or the snapshot's arrays.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from arg_platform.vocabulary import NodeType
+from inference.contracts import PolicyConstraints
+from inference.learning.encoder_finetune import encoder_for_documents
+from inference.steps.envelope import language_detector_warm_up, normalized_for_matching
+from inference.steps.lexical import LexicalIndex
+from inference.steps.policy_manager import (
+    DEFAULT_OFF_DOMAIN_MARKERS,
+    DEFAULT_REFOCUS,
+    DEFAULT_REFUSAL,
+    CompiledPolicy,
+    ScopeGuard,
+    compile_policy,
+    term_regex,
+)
+from ontology.graph_arrays import NODE_TYPE_CODE
+from ontology.snapshot import GraphSnapshot
+from taxonomy.validator import LabelRecord, TaxonomyView, pair_key
+
+RUNTIME_CACHE_SIZE = 32
+
+# The policy of a release that defines no roles: no constraints, no content rules.
+UNGOVERNED_POLICY = CompiledPolicy(
+    key="",
+    constraints=PolicyConstraints(),
+    blocked_terms=None,
+    blocked_patterns=(),
+    sensitive_topics=(),
+    scope_statement="",
+    refusal_message=DEFAULT_REFUSAL,
+    refocus_message=DEFAULT_REFOCUS,
+)
+
+
+@dataclass(frozen=True)
+class RoleBinding:
+    """A policy role of the release: which policy governs it and its default context typology."""
+
+    key: str
+    policy: str
+    default_typology: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class ReleaseRuntime:
+    """The online steps' precomputed view of one release."""
+
+    project_id: int
+    release_id: int | None
+    version: int
+    checksum: str
+    taxonomy: TaxonomyView
+    labels: Mapping[str, Mapping[str, Any]]  # LabelID → pack-shape label
+    clusters: Mapping[str, Mapping[str, Any]]  # key → pack-shape cluster
+    roles: Mapping[str, RoleBinding]
+    typologies: Mapping[str, Mapping[str, Any]]  # key → pack-shape typology
+    default_typology: str | None
+    policies: Mapping[str, CompiledPolicy]
+    scope_guard: ScopeGuard
+    lexical: LexicalIndex
+    # the release's text encoder: its fine-tuned MiniLM (loaded on first use) or the platform embedder;
+    # every vector of a request (label top-K, classifier, S_sem, Info retrieval) comes from it
+    encoder: Any = None
+
+    @classmethod
+    def build(
+        cls, snapshot: GraphSnapshot, *, off_domain_markers: Iterable[str] = DEFAULT_OFF_DOMAIN_MARKERS
+    ) -> ReleaseRuntime:
+        """Precompute everything from the snapshot's documents (no database, no network)."""
+        documents = snapshot.documents
+        labels = {label["id"]: label for label in documents.get("labels", [])}
+        clusters = {cluster["key"]: cluster for cluster in documents.get("clusters", [])}
+        view = taxonomy_view_from_documents(documents)
+        policies = {p["key"]: compile_policy(p, view) for p in documents.get("policies", [])}
+        roles = {
+            r["key"]: RoleBinding(r["key"], r["policy"], r.get("default_typology"))
+            for r in documents.get("roles", [])
+        }
+        typologies = {t["key"]: t for t in documents.get("typologies", [])}
+        default_typology = next((k for k, t in sorted(typologies.items()) if t.get("is_default")), None)
+        entries = documents.get("label_index", {}).get("entries", [])
+        indexed = {e["label_id"]: e["status"] for e in entries}
+        domain_texts = [
+            *(text for lid in indexed for text in _label_domain_texts(labels[lid])),
+            *(f"{c.get('name', '')} {c.get('description', '')}" for c in clusters.values()),
+            *(p.get("scope_statement") or "" for p in documents.get("policies", [])),
+        ]
+        language_detector_warm_up()
+        return cls(
+            project_id=snapshot.project_id,
+            release_id=snapshot.release_id,
+            version=snapshot.version,
+            checksum=snapshot.checksum,
+            taxonomy=view,
+            labels=MappingProxyType(labels),
+            clusters=MappingProxyType(clusters),
+            roles=MappingProxyType(roles),
+            typologies=MappingProxyType(typologies),
+            default_typology=default_typology,
+            policies=MappingProxyType(policies),
+            scope_guard=ScopeGuard.build(
+                domain_texts, _markers_not_in_examples(snapshot, labels, off_domain_markers)
+            ),
+            lexical=LexicalIndex.build(labels, indexed),
+            encoder=encoder_for_documents(documents),
+        )
+
+    def policy(self, policy_key: str | None) -> CompiledPolicy:
+        """A policy by key; no key (a release without roles) means the ungoverned policy."""
+        if not policy_key:
+            return UNGOVERNED_POLICY
+        return self.policies[policy_key]
+
+    def policy_for_role(self, role_key: str | None) -> CompiledPolicy:
+        """The compiled policy of a role (the envelope has already checked that the role exists)."""
+        if role_key is None:
+            if self.roles:
+                raise KeyError("a release with roles needs a role to pick a policy")
+            return UNGOVERNED_POLICY
+        return self.policies[self.roles[role_key].policy]
+
+
+def _markers_not_in_examples(
+    snapshot: GraphSnapshot, labels: Mapping[str, Mapping[str, Any]], markers: Iterable[str]
+) -> list[str]:
+    """The off-domain markers minus those the validated examples of in-scope labels use.
+
+    A curator who validated "did my vacation get approved" as an example of a label says "vacation"
+    is this domain's business, so the scope guard must not refocus it. Labels whose nodes are all
+    OutOfScope nodes (a pack's "Out of scope" examples) teach the opposite and are left out.
+    """
+    out_of_scope = NODE_TYPE_CODE[NodeType.OUT_OF_SCOPE]
+    routed_out = {
+        label_id
+        for label_id, positions in snapshot.label_nodes.items()
+        if len(positions) and bool(np.all(snapshot.node_type[positions] == out_of_scope))
+    }
+    corpus = "\n".join(
+        normalized_for_matching(example)
+        for label_id, label in labels.items()
+        if label.get("status") == "ACTIVE" and label_id not in routed_out
+        for example in label.get("examples", [])
+    )
+    kept = []
+    for marker in markers:
+        pattern = term_regex([marker])
+        if pattern is None or not corpus or pattern.search(corpus) is None:
+            kept.append(marker)
+    return kept
+
+
+def _label_domain_texts(label: Mapping[str, Any]) -> list[str]:
+    return [label.get("name", ""), label.get("description", ""), *label.get("synonyms", [])]
+
+
+def taxonomy_view_from_documents(documents: Mapping[str, Any]) -> TaxonomyView:
+    """The validator's frozen taxonomy view of a release's label and cluster documents."""
+    records = {
+        label["id"]: LabelRecord(
+            label_id=label["id"],
+            name=label["name"],
+            cluster=label["cluster"],
+            parent=label.get("parent"),
+            status=label["status"],
+            description=label.get("description", ""),
+            synonyms=tuple(label.get("synonyms", [])),
+            examples=tuple(label.get("examples", [])),
+        )
+        for label in documents.get("labels", [])
+    }
+    return TaxonomyView(
+        clusters=frozenset(c["key"] for c in documents.get("clusters", [])),
+        labels=MappingProxyType(records),
+        incompatibilities=frozenset(pair_key(*i["labels"]) for i in documents.get("incompatibilities", [])),
+    )
+
+
+# --- cache -----------------------------------------------------------------------------------------
+
+_cache: OrderedDict[tuple[int, int | None, str], ReleaseRuntime] = OrderedDict()
+_lock = threading.Lock()
+
+
+def runtime_for(snapshot: GraphSnapshot) -> ReleaseRuntime:
+    """The runtime of a snapshot's release, built once (when the snapshot registry loads the snapshot)
+    and kept for the next requests.
+
+    Keyed by project, release id and checksum, so a rolled-back release is served from the cache
+    again and a rebuilt database that reuses a release id never gets a stale runtime. The least
+    recently used runtime is dropped beyond ``RUNTIME_CACHE_SIZE`` releases.
+    """
+    key = (snapshot.project_id, snapshot.release_id, snapshot.checksum)
+    with _lock:  # uncontended almost always; a build (rare) holds it for a fraction of a second
+        runtime = _cache.get(key)
+        if runtime is None:
+            runtime = ReleaseRuntime.build(snapshot)
+            _cache[key] = runtime
+            while len(_cache) > RUNTIME_CACHE_SIZE:
+                _cache.popitem(last=False)
+        else:
+            _cache.move_to_end(key)
+        return runtime
+
+
+def runtime_cache_clear() -> None:
+    with _lock:
+        _cache.clear()

@@ -1,0 +1,149 @@
+"""Step D — confidence bins, targeted sampling and the confidence-boost loop (ARG §3.4).
+
+``bin_for`` puts a scored proposal in one of three bins; every threshold comes from
+``settings.OFFLINE_LOOP["bins"]``:
+
+* **LOW_CONF** (backlog) — ``Score(C) < mid_score``, or any taxonomy/ontology or security violation;
+* **HIGH_CONF** (auto-commit) — ``Score(C) ≥ high_score`` *and* the conditional auto-commit rule of
+  §3.4.1 holds: the confirmed gain reaches ``min_confirmed_gain`` **or** the impacted zone's
+  ActiveCheckCoverage reaches ``min_coverage`` — and the gain is not dominated by uncertain outcomes
+  (``silence_dominated``) — and the kind is in ``autocommit_kinds``, the zone has at least
+  ``min_zone_interactions`` interactions, no slow-poisoning guard forbids it, and the zone is not under
+  a confidence boost;
+* **MID_CONF** (expert review) — everything else.
+
+``reason`` says, in words, which rule decided (it is shown to the reviewer and stored).
+
+**Targeted human sampling** (§3.4.2) — ``silent_success_sample`` draws, with the night's seed, silent
+successes (UNCERTAIN Info outcomes without any signal) from strategically important zones (critical
+clusters, then the busiest nodes) for reviewers to label.
+
+**Confidence boost** (§3.4.3) — ``boost_zones`` lists business-critical nodes (in a critical cluster, or
+medium/high risk) whose traffic is dominated by weak signals (uncertain share ≥ ``boost_uncertain_share``
+and coverage below ``min_coverage``): the online active-check rate is raised there
+(``boost_active_check_rate``) and proposals touching them go to review instead of auto-commit, until
+coverage is acceptable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from review.loop.collection import Collection, UnifiedOutcome
+from review.loop.params import BinParams
+from review.loop.shadow import BaseRelease
+
+
+@dataclass(frozen=True)
+class BinDecision:
+    confidence_bin: str  # HIGH_CONF | MID_CONF | LOW_CONF
+    reason: str
+    autocommit: bool
+
+
+def bin_for(
+    *,
+    kind: str,
+    replay: dict[str, Any],
+    guard: dict[str, Any],
+    target_keys: list[str],
+    boosted: set[str],
+    params: BinParams,
+) -> BinDecision:
+    """The bin of one scored proposal (see the module doc for the rules, in order)."""
+    score = float(replay.get("score", 0.0))
+    violations = replay.get("violations", {})
+    n_violations = len(violations.get("taxonomy", [])) + len(violations.get("security", []))
+    if n_violations:
+        return BinDecision("LOW_CONF", f"{n_violations} validator/integrity violation(s)", False)
+    if score < params.mid_score:
+        return BinDecision("LOW_CONF", f"Score(C) {score:.4f} < {params.mid_score}", False)
+    if score < params.high_score:
+        return BinDecision(
+            "MID_CONF", f"Score(C) {score:.4f} below the auto-commit threshold {params.high_score}", False
+        )
+    blockers = []
+    if replay.get("silence_dominated"):
+        blockers.append("the gain is dominated by uncertain (silent) outcomes")
+    confirmed = float(replay.get("confirmed_gain", 0.0))
+    coverage = float(replay.get("zone_coverage", 0.0))
+    if confirmed < params.min_confirmed_gain and coverage < params.min_coverage:
+        blockers.append(
+            f"confirmed gain {confirmed:.4f} < {params.min_confirmed_gain} and ActiveCheckCoverage "
+            f"{coverage:.2f} < {params.min_coverage}"
+        )
+    if kind not in params.autocommit_kinds:
+        blockers.append(f"{kind} proposals always go to an expert")
+    if int(replay.get("zone_interactions", 0)) < params.min_zone_interactions:
+        blockers.append(f"only {replay.get('zone_interactions', 0)} interactions in the zone")
+    if guard.get("no_autocommit"):
+        blockers.append(str(guard.get("reason") or "slow-poisoning guard"))
+    touched = sorted(set(target_keys) & boosted)
+    if touched:
+        blockers.append(f"confidence boost on {', '.join(touched[:3])}: review density raised")
+    if blockers:
+        return BinDecision("MID_CONF", "HIGH score but " + "; ".join(blockers), False)
+    return BinDecision(
+        "HIGH_CONF", f"Score(C) {score:.4f} ≥ {params.high_score} with confirmed evidence", True
+    )
+
+
+def boost_zones(collection: Collection, base: BaseRelease, params: BinParams) -> dict[str, dict[str, float]]:
+    """Business-critical nodes dominated by weak signals → ``{node_id: {uncertain, coverage, rate}}``."""
+    out: dict[str, dict[str, float]] = {}
+    critical_clusters = set(params.critical_clusters)
+    for node_id, m in sorted(collection.node_metrics.items()):
+        node = base.nodes.get(node_id)
+        if node is None or node.status != "ACTIVE" or m.n_info < params.min_zone_interactions:
+            continue
+        critical = bool(critical_clusters & set(node.clusters)) or node.risk in ("medium", "high")
+        if not critical:
+            continue
+        if m.uncertain_rate >= params.boost_uncertain_share and m.active_check_coverage < params.min_coverage:
+            out[node_id] = {
+                "uncertain": round(m.uncertain_rate, 4),
+                "coverage": round(m.active_check_coverage, 4),
+                "rate": params.boost_active_check_rate,
+            }
+    return out
+
+
+def silent_success_sample(
+    collection: Collection, base: BaseRelease, params: BinParams, *, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """Up to ``silent_samples`` silent successes from important zones, for reviewers (§3.4.2)."""
+    silent = np.flatnonzero(
+        (collection.outcome == UnifiedOutcome.UNCERTAIN) & ~collection.verified & (collection.target >= 0)
+    )
+    if silent.shape[0] == 0 or params.silent_samples <= 0:
+        return []
+    critical_clusters = set(params.critical_clusters)
+    weight = np.ones(silent.shape[0])
+    for i, row in enumerate(silent.tolist()):
+        node = base.nodes.get(collection.target_id(row) or "")
+        if node is None:
+            continue
+        if critical_clusters & set(node.clusters) or node.risk in ("medium", "high"):
+            weight[i] = 5.0
+        metrics = collection.node_metrics.get(node.node_id)
+        if metrics is not None and metrics.silence_dominated:
+            weight[i] *= 2.0
+    size = min(params.silent_samples, silent.shape[0])
+    chosen = rng.choice(silent.shape[0], size=size, replace=False, p=weight / weight.sum())
+    out = []
+    for i in sorted(chosen.tolist()):
+        row = int(silent[i])
+        node_id = collection.target_id(row) or ""
+        node = base.nodes.get(node_id)
+        out.append(
+            {
+                "log_id": int(collection.log_ids[row]),
+                "node_id": node_id,
+                "zone": ",".join(node.clusters) if node else "",
+                "weight": float(weight[i]),
+            }
+        )
+    return out

@@ -1,0 +1,324 @@
+"""Taxonomy evolution candidates, child-label first (ARG §3.2.4, §3.2.4.1).
+
+**LABEL_ADD.** Triggers: interactions flagged NEW_INTENT_CANDIDATE, UNKNOWN_LABEL_CANDIDATE or (repeated)
+VECTOR_AMBIGUITY, interactions the weaver could place only at a *parent* label (the most specific label
+of ``L_final`` has live children: no child fits — the granularity gap child-label-first is for), and
+episodic writes flagged MISSING_LABEL_CANDIDATE. Their prompts are grouped by embedding, one entry per
+distinct text (leader clustering at cosine ``cluster_cosine``, densest first); a group with at least
+``min_support`` members from ``min_sources`` distinct sources, worded in at least ``min_wordings``
+different ways (one phrase repeated by many users is one request, not an intent the taxonomy lacks),
+becomes a *child label* proposal:
+
+* **parent** — the deepest common ancestor of the labels that recur (≥ half the group) in the group's
+  weaver top-3; it must be ACTIVE; the child lives in the parent's cluster (always under an existing
+  parent, within an existing cluster);
+* **name, synonyms, description, examples** — the group's distinctive words (absent from the parent's
+  own text), and up to ``max_examples`` prompts closest to the group centroid;
+* **automatic checks** — uniqueness vs siblings (name; cosine of the new label's index text, and of the
+  group centroid, to every sibling's label vector < ``sibling_cosine``; cosine of the group centroid to
+  every sibling's validated-examples centroid < ``sibling_cosine``), parent/child coherence, cluster↔label
+  compatibility and no new incompatibility (the deterministic taxonomy validator on the taxonomy with
+  the new label), policy non-contradiction (the child inherits its parent's restrictions through the
+  policies' subtree expansion; a parent that a policy both allows and forbids is refused);
+* **attachment** — the ACTIVE node of the parent's cluster whose content is closest to the group
+  (cosine ≥ ``attach_cosine``) is attached to the new label, which is created CANDIDATE → SHADOW:
+  evaluated on live traffic, not routed.
+
+**LABEL_PROMOTE.** A SHADOW label that the weaver would have chosen (its label-index cosine beat every
+ACTIVE label) for at least ``min_shadow_support`` interactions from ``min_sources`` sources is proposed
+SHADOW → ACTIVE; replay then measures what routing it changes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from review.changeset import LabelAdd, LabelStatusSet, NodeAttach, Op
+from review.loop.collection import TAXONOMY_TRIGGER_FLAGS, UnifiedOutcome
+from review.loop.generators.base import Candidate, GeneratorContext, distinctive_words, unit
+
+NAME_ADD = "taxonomy.child_label"
+NAME_PROMOTE = "taxonomy.promote"
+VERSION = "1"
+
+
+def _groups(x: np.ndarray, threshold: float, min_size: int) -> list[np.ndarray]:
+    """Leader clustering: densest point first takes its unassigned neighbours (cosine ≥ threshold)."""
+    if x.shape[0] == 0:
+        return []
+    sims = x @ x.T
+    density = (sims >= threshold).sum(axis=1)
+    free = np.ones(x.shape[0], dtype=bool)
+    out: list[np.ndarray] = []
+    for i in np.lexsort((np.arange(x.shape[0]), -density)):
+        if not free[i]:
+            continue
+        members = np.flatnonzero(free & (sims[i] >= threshold))
+        if members.shape[0] >= min_size:
+            out.append(members)
+            free[members] = False
+    return out
+
+
+def _ancestors(labels: dict, label_id: str) -> list[str]:
+    """``label_id`` and its ancestors, nearest first."""
+    chain, current, seen = [], labels.get(label_id), set()
+    while current is not None and current["id"] not in seen:
+        chain.append(current["id"])
+        seen.add(current["id"])
+        current = labels.get(current.get("parent") or "")
+    return chain
+
+
+def _common_parent(labels: dict, recurring: list[str]) -> str | None:
+    chains = [_ancestors(labels, lid) for lid in recurring if lid in labels]
+    if not chains:
+        return None
+    common = set(chains[0]).intersection(*map(set, chains[1:]))
+    for lid in chains[0]:  # nearest first: the deepest common ancestor
+        if lid in common:
+            return lid
+    return None
+
+
+def _policy_contradiction(documents: dict, parent: str) -> bool:
+    for policy in documents.get("policies", []):
+        if parent in (policy.get("allowed_labels") or []) and parent in (
+            policy.get("forbidden_labels") or []
+        ):
+            return True
+    return False
+
+
+def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
+    params = context.params.labels
+    base, collection = context.base, context.collection
+    labels = {label["id"]: label for label in base.documents.get("labels", [])}
+    parents = {label.get("parent") for label in labels.values() if label["status"] in ("ACTIVE", "SHADOW")}
+    triggered = np.array(
+        [
+            i
+            for i, flags in enumerate(collection.flags)
+            if flags & TAXONOMY_TRIGGER_FLAGS or _parent_only(collection.labels[i], parents, labels)
+        ],
+        dtype=np.int64,
+    )
+    rows = context.sample(triggered, params.max_prompts, "labels")
+    out: list[Candidate] = []
+    # one entry per distinct text (a phrase repeated by many users is one wording with more support)
+    by_text: dict[str, list[int | None]] = {}
+    original: dict[str, str] = {}
+    for text, row in [(collection.prompts[r], int(r)) for r in rows] + [
+        (e.text, None)
+        for e in collection.episodes[: params.max_prompts]
+        if "MISSING_LABEL_CANDIDATE" in e.flags and e.text.strip()
+    ]:
+        key = " ".join(text.lower().split())
+        by_text.setdefault(key, []).append(row)
+        original.setdefault(key, text.strip())
+    if sum(len(v) for v in by_text.values()) < params.min_support:
+        return out
+    from arg_platform.embedder import get_embedder
+    from review.loop.generators.base import words
+
+    embedder = get_embedder()
+    uniques = sorted(by_text)
+    counts = np.array([len(by_text[t]) for t in uniques], dtype=np.float64)
+    x = embedder.embed(uniques)
+    label_ids = [e["label_id"] for e in base.documents.get("label_index", {}).get("entries", [])]
+    label_vectors = base.matrices.get("label_embeddings")
+    accepted: list[np.ndarray] = []
+    for n, members in enumerate(_groups(x, params.cluster_cosine, 1)):
+        member_rows = [r for i in members for r in by_text[uniques[i]] if r is not None]
+        support = int(counts[members].sum())
+        wordings = {frozenset(words(uniques[i])) for i in members}
+        if support < params.min_support or len(wordings) < params.min_wordings:
+            continue  # one phrase repeated is one request, not an intent the taxonomy lacks
+        sources = {int(collection.sources[r]) for r in member_rows}
+        if len(sources) < params.min_sources:
+            continue
+        centroid = unit((x[members] * counts[members, None]).mean(axis=0))
+        if any(float(c @ centroid) >= params.sibling_cosine for c in accepted):
+            continue  # the same region as a group proposed a moment ago
+        top3 = Counter(lid for r in member_rows for lid, _ in collection.top_labels[r][:3])
+        recurring = [lid for lid, c in top3.items() if c >= 0.5 * max(1, len(member_rows))]
+        parent = _common_parent(labels, recurring)
+        if (
+            parent is None
+            or labels[parent]["status"] != "ACTIVE"
+            or _policy_contradiction(base.documents, parent)
+        ):
+            continue
+        texts = [original[uniques[i]] for i in members]
+        parent_doc = labels[parent]
+        parent_text = " ".join(
+            [parent_doc["name"], parent_doc.get("description", ""), *parent_doc.get("synonyms", [])]
+        )
+        others = [collection.prompts[r] for r in rows if r not in set(member_rows)][:500] + [parent_text]
+        keys = distinctive_words(texts, others, top=3, exclude=set(words(parent_text)))
+        if not keys:
+            continue
+        name = " ".join(keys).capitalize()[:80]
+        closest = np.argsort(-(x[members] @ centroid), kind="stable")
+        examples = list(dict.fromkeys(texts[i] for i in closest))[: params.max_examples]
+        description = f"{name} — requests about {', '.join(keys)} ({parent_doc['name']})."
+        candidate_text = " | ".join([parent_doc["name"], name, description, ", ".join(keys)])
+        siblings = [
+            lid
+            for lid, doc in labels.items()
+            if doc.get("parent") == parent and doc["status"] != "DEPRECATED"
+        ]
+        if any(labels[s]["name"].strip().lower() == name.lower() for s in siblings):
+            continue
+        new_vector = embedder.embed_one(candidate_text)
+        if label_vectors is not None and len(label_ids):
+            index = {lid: i for i, lid in enumerate(label_ids)}
+            sibling_cos = [float(label_vectors[index[s]] @ new_vector) for s in siblings if s in index]
+            sibling_cos += [float(label_vectors[index[s]] @ centroid) for s in siblings if s in index]
+            if sibling_cos and max(sibling_cos) >= params.sibling_cosine:
+                continue
+        if _covered_by_sibling(siblings, labels, centroid, embedder, params.sibling_cosine):
+            continue  # a sibling (a SHADOW one proposed earlier, typically) already holds these requests
+        if not _taxonomy_ok(base.documents, parent, name, parent_doc["cluster"]):
+            continue
+        ref = f"c{n + 1}"
+        ops: list[Op] = [
+            LabelAdd(
+                ref=ref,
+                name=name,
+                cluster=parent_doc["cluster"],
+                parent=parent,
+                description=description,
+                synonyms=tuple(keys),
+                examples=tuple(examples),
+                status="SHADOW",
+            )
+        ]
+        attach = _attachment(context, parent, centroid)
+        if attach is not None:
+            ops.append(NodeAttach(attach, labels=(f"new:{ref}",)))
+        flags = Counter(f for r in member_rows for f in collection.flags[r] & TAXONOMY_TRIGGER_FLAGS)
+        accepted.append(centroid)
+        out.append(
+            Candidate(
+                kind="LABEL_ADD",
+                title=f"Child label {name!r} under {parent} {parent_doc['name']!r}",
+                summary=(
+                    f"{len(members)} flagged requests from {len(sources)} sources form a group the taxonomy has "
+                    f"no label for; proposed as a SHADOW child of {parent_doc['name']!r}"
+                    + (f", attached to {attach}" if attach else "")
+                ),
+                ops=tuple(ops),
+                evidence={
+                    "support": support,
+                    "wordings": len(wordings),
+                    "sources": len(sources),
+                    "episodes": support - len(member_rows),
+                    "flags": dict(sorted(flags.items())),
+                    "recurring_labels": recurring,
+                    "parent": parent,
+                    "examples": examples,
+                    "checks": [
+                        "sibling_unique",
+                        "parent_child",
+                        "cluster_compat",
+                        "no_new_incompatibility",
+                        "policy",
+                    ],
+                    "log_ids": context.log_refs(member_rows),
+                },
+                generator={"name": NAME_ADD, "version": VERSION, "params": params.as_json()},
+                zone_rows=tuple(sorted(member_rows)),
+            )
+        )
+    return out
+
+
+def _covered_by_sibling(
+    siblings: list[str], labels: dict, centroid: np.ndarray, embedder, threshold: float
+) -> bool:  # type: ignore[no-untyped-def]
+    """A sibling whose validated examples sit where the group sits (centroid cosine ≥ ``threshold``)."""
+    for sibling in siblings:
+        examples = [e for e in labels[sibling].get("examples", []) if e.strip()]
+        if examples and float(unit(embedder.embed(examples).mean(axis=0)) @ centroid) >= threshold:
+            return True
+    return False
+
+
+def _taxonomy_ok(documents: dict, parent: str, name: str, cluster: str) -> bool:
+    from inference.runtime import taxonomy_view_from_documents
+    from taxonomy.validator import LabelRecord, validate_taxonomy
+
+    view = taxonomy_view_from_documents(documents)
+    before = {(v.rule, v.message) for v in validate_taxonomy(view)}
+    record = LabelRecord("L99999999", name, cluster, parent, "SHADOW")
+    after = {(v.rule, v.message) for v in validate_taxonomy(view.with_label(record))}
+    return not (after - before)
+
+
+def _parent_only(final: tuple[str, ...], parents: set, labels: dict) -> bool:
+    """The weaver could place the request only at a parent label: no child of it fits (the gap
+    child-label-first fills). True when the most specific label of ``L_final`` has live children."""
+    if not final:
+        return False
+    specific = [lid for lid in final if not any(lid in _ancestors(labels, o)[1:] for o in final if o != lid)]
+    return any(lid in parents for lid in specific)
+
+
+def _attachment(context: GeneratorContext, parent: str, centroid: np.ndarray) -> str | None:
+    """The ACTIVE node of the parent's cluster whose content is closest to the group (cosine ≥
+    ``attach_cosine``): the node these requests should have reached."""
+    params = context.params.labels
+    base = context.base
+    snapshot = base.snapshot
+    if snapshot.embeddings is None:
+        return None
+    cluster = next((lab["cluster"] for lab in base.documents.get("labels", []) if lab["id"] == parent), None)
+    positions = snapshot.cluster_nodes.get(cluster) if cluster else None
+    if positions is None or positions.size == 0:
+        return None
+    best, best_score = None, params.attach_cosine
+    for p in positions.tolist():
+        node = snapshot.node(p)
+        if node.status != "ACTIVE" or node.type in ("OutOfScope", "Clarify", "Decision", "Shortcut"):
+            continue
+        score = float(snapshot.embeddings[p] @ centroid)
+        if score > best_score:
+            best, best_score = node.node_id, score
+    return best
+
+
+def generate_promotions(context: GeneratorContext) -> list[Candidate]:
+    params = context.params.labels
+    base, collection = context.base, context.collection
+    out: list[Candidate] = []
+    shadow = [label for label in base.documents.get("labels", []) if label["status"] == "SHADOW"]
+    for label in sorted(shadow, key=lambda x: x["id"]):
+        rows = [i for i, lid in enumerate(collection.shadow_wins) if lid == label["id"]]
+        sources = {int(collection.sources[r]) for r in rows}
+        if len(rows) < params.min_shadow_support or len(sources) < params.min_sources:
+            continue
+        outcomes = Counter(UnifiedOutcome(int(collection.outcome[r])).name for r in rows)
+        out.append(
+            Candidate(
+                kind="LABEL_PROMOTE",
+                title=f"Promote {label['id']} {label['name']!r} SHADOW → ACTIVE",
+                summary=(
+                    f"The weaver would have chosen {label['name']!r} for {len(rows)} requests from "
+                    f"{len(sources)} sources while it was in SHADOW"
+                ),
+                ops=(LabelStatusSet(label["id"], "ACTIVE", "promoted after shadow evaluation"),),
+                evidence={
+                    "label": label["id"],
+                    "shadow_wins": len(rows),
+                    "sources": len(sources),
+                    "outcomes_while_shadow": dict(sorted(outcomes.items())),
+                    "log_ids": context.log_refs(rows),
+                },
+                generator={"name": NAME_PROMOTE, "version": VERSION, "params": params.as_json()},
+                zone_rows=tuple(rows),
+            )
+        )
+    return out

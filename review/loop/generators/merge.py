@@ -1,0 +1,288 @@
+"""Merge candidates (ARG §3.2.2): duplicate nodes that split one intent's traffic.
+
+A pair (A, B) of ACTIVE nodes of the same type family is proposed when
+
+* **content proximity** — the cosine of their node embeddings (title + chunk) ≥ ``min_content_cosine``;
+* **usage similarity** — the requests landing on them look alike (prompt-centroid cosine ≥
+  ``min_usage_cosine`` when both have traffic) or they compete for the same requests (each appears
+  among the other's landing candidates at least ``min_competitions`` times);
+* **taxonomy safety** — the survivor's merged attachments create no parent/child pair that neither
+  node had and no explicitly incompatible pair of labels, and the two nodes share a cluster (the union
+  of the attachments then keeps every label inside the survivor's clusters);
+* **security** — the integrity test (``review.integrity``) finds no shortcut that would bypass a
+  required check, no lowered risk, no Action fused with a non-Action, no policy exposure;
+* **structure preservation** — the fused Gromov–Wasserstein distance between the merged
+  pair's neighbourhood (A, B and their one-hop neighbours) and its fused version (B folded into A) is
+  ≤ ``fgw_epsilon``. Node features are the node embeddings (content cost ``C_ij = ‖χ_i − χ_j‖²``),
+  structure matrices the unit shortest-path distances inside the neighbourhood (unreachable pairs one
+  past the farthest, then normalised by the largest), uniform node masses with the fused node carrying
+  the mass of both (fusion conserves mass), trade-off ``fgw_alpha`` (POT ``fused_gromov_wasserstein2``).
+
+The survivor is the node with more landings (then more in-edges, then the smaller id). The changeset
+(§3.5.2, the contract's "survivor keeps"): the survivor takes the union of the attachments, the highest
+risk and every precondition; the duplicate's in- and out-edges are re-pointed to the survivor (no
+self-loop, existing edges kept); the duplicate → DEPRECATED; redirection duplicate → (survivor,).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arg_platform.errors import Violation
+from ontology.store.port import GraphData, NodeData
+from review.changeset import RISK_ORDER, AliasSet, EdgeAdd, NodeAttach, NodeContentSet, NodeStatusSet, Op
+from review.changeset_apply import ChangesetConflict, changeset_apply
+from review.integrity import ACTION_TYPES, integrity_violations
+from review.loop.generators.base import Candidate, GeneratorContext, unit
+
+NAME = "merge"
+VERSION = "1"
+MERGEABLE_EXCLUDED = frozenset({"OutOfScope"})
+
+
+def merge_changeset(graph: GraphData, survivor: str, duplicate: str, *, reason: str) -> tuple[Op, ...]:
+    """The lifecycle of a merge of ``duplicate`` into ``survivor`` (see the module doc)."""
+    nodes = {n.node_id: n for n in graph.nodes}
+    s, a = nodes[survivor], nodes[duplicate]
+    existing = {e.key for e in graph.edges}
+    ops: list[Op] = []
+    new_labels = tuple(x for x in a.labels if x not in s.labels)
+    new_clusters = tuple(x for x in a.clusters if x not in s.clusters)
+    if new_labels or new_clusters:
+        ops.append(NodeAttach(survivor, labels=new_labels, clusters=new_clusters))
+    risk = max(s.risk, a.risk, key=lambda r: RISK_ORDER.get(r, 0))
+    preconditions = tuple(dict.fromkeys([*s.preconditions, *a.preconditions]))
+    if risk != s.risk or preconditions != s.preconditions:
+        ops.append(NodeContentSet(survivor, risk=risk, preconditions=preconditions))
+    for e in sorted(graph.edges, key=lambda e: e.key):
+        if e.target == duplicate and e.source != survivor:
+            key = (e.source, survivor, e.type)
+            if key not in existing:
+                ops.append(EdgeAdd(e.source, survivor, e.type, e.weight, e.semantics))
+                existing.add(key)
+        elif e.source == duplicate and e.target != survivor:
+            key = (survivor, e.target, e.type)
+            if key not in existing:
+                ops.append(EdgeAdd(survivor, e.target, e.type, e.weight, e.semantics))
+                existing.add(key)
+    ops.append(NodeStatusSet(duplicate, "DEPRECATED", reason))
+    ops.append(AliasSet(duplicate, (survivor,), reason))
+    return tuple(ops)
+
+
+def taxonomy_violations(a: NodeData, b: NodeData, documents: dict) -> list[Violation]:
+    """§3.2.2 rule: the merged attachments must not create parent/child or cluster↔label incoherence."""
+    labels = {label["id"]: label for label in documents.get("labels", [])}
+    incompatible = {tuple(sorted(i["labels"])) for i in documents.get("incompatibilities", [])}
+
+    def ancestors(label_id: str) -> set[str]:
+        out, current = set(), labels.get(label_id)
+        while current is not None and current.get("parent") and current["parent"] not in out:
+            out.add(current["parent"])
+            current = labels.get(current["parent"])
+        return out
+
+    def pairs(node: NodeData) -> set[tuple[str, str]]:
+        return {(x, y) for x in node.labels for y in node.labels if y in ancestors(x)}
+
+    merged = tuple(dict.fromkeys([*a.labels, *b.labels]))
+    out: list[Violation] = []
+    new_pairs = {(x, y) for x in merged for y in merged if y in ancestors(x)} - pairs(a) - pairs(b)
+    for child, parent in sorted(new_pairs):
+        out.append(
+            Violation(
+                "merge.parent_child", f"the merge would attach both {parent} and its descendant {child}"
+            )
+        )
+    if a.clusters and b.clusters and not set(a.clusters) & set(b.clusters):
+        out.append(
+            Violation("merge.cluster_disjoint", f"{a.node_id} and {b.node_id} live in unrelated clusters")
+        )
+    for x in merged:
+        for y in merged:
+            if x < y and (x, y) in incompatible:
+                out.append(Violation("merge.incompatible", f"{x} and {y} are incompatible labels"))
+    return out
+
+
+def fgw_distance(
+    graph: GraphData,
+    vectors: dict[str, np.ndarray],
+    survivor: str,
+    duplicate: str,
+    *,
+    alpha: float,
+) -> tuple[float, int]:
+    """FGW distance between the pair's neighbourhood and its fused version; returns (distance, size)."""
+    import networkx as nx
+    import ot
+
+    neighbourhood = {survivor, duplicate}
+    for e in graph.edges:
+        if e.source in (survivor, duplicate):
+            neighbourhood.add(e.target)
+        if e.target in (survivor, duplicate):
+            neighbourhood.add(e.source)
+    nodes = sorted(n for n in neighbourhood if n in vectors)
+    g1 = nx.Graph()
+    g1.add_nodes_from(nodes)
+    g1.add_edges_from(
+        (e.source, e.target)
+        for e in graph.edges
+        if e.source in g1 and e.target in g1 and e.source != e.target
+    )
+    g2 = nx.relabel_nodes(g1, {duplicate: survivor}, copy=True)
+    g2.remove_edges_from(nx.selfloop_edges(g2))
+    nodes2 = sorted(g2.nodes)
+
+    def distances(g: nx.Graph, order: list[str]) -> np.ndarray:
+        n = len(order)
+        index = {v: i for i, v in enumerate(order)}
+        d = np.full((n, n), np.nan)
+        for source, lengths in nx.all_pairs_shortest_path_length(g):
+            for target, length in lengths.items():
+                d[index[source], index[target]] = length
+        finite = d[np.isfinite(d)]
+        d = np.where(
+            np.isnan(d), (finite.max() if finite.size else 0.0) + 1.0, d
+        )  # unreachable: one past the farthest
+        return d / max(1.0, float(d.max()))
+
+    c1, c2 = distances(g1, nodes), distances(g2, nodes2)
+    x1 = np.array([vectors[n] for n in nodes], dtype=np.float64)
+    x2 = np.array([vectors[n] for n in nodes2], dtype=np.float64)
+    m = ((x1[:, None, :] - x2[None, :, :]) ** 2).sum(-1)
+    p = ot.unif(len(nodes))
+    q = np.array([2.0 if n == survivor else 1.0 for n in nodes2])  # the fused node carries both masses
+    q /= q.sum()
+    value = ot.gromov.fused_gromov_wasserstein2(m, c1, c2, p, q, loss_fun="square_loss", alpha=alpha)
+    return float(value), len(nodes)
+
+
+def generate(context: GeneratorContext) -> list[Candidate]:
+    params = context.params.merge
+    base, collection = context.base, context.collection
+    snapshot = base.snapshot
+    if snapshot.embeddings is None or snapshot.node_count < 2:
+        return []
+    nodes = base.nodes
+    eligible = [
+        i
+        for i, node_id in enumerate(snapshot.node_ids)
+        if nodes[node_id].status == "ACTIVE" and nodes[node_id].type not in MERGEABLE_EXCLUDED
+    ]
+    emb = snapshot.embeddings[eligible]
+    pairs: list[tuple[float, str, str]] = []
+    block = 2048
+    for start in range(0, len(eligible), block):
+        sims = emb[start : start + block] @ emb.T
+        rows, cols = np.nonzero(sims >= params.min_content_cosine)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            i, j = eligible[start + r], eligible[c]
+            if i < j:
+                pairs.append((float(sims[r, c]), snapshot.node_ids[i], snapshot.node_ids[j]))
+    pairs.sort(key=lambda t: (-t[0], t[1], t[2]))
+    vectors = {snapshot.node_ids[i]: snapshot.embeddings[i] for i in range(snapshot.node_count)}
+    competitions = _competitions(collection)
+    in_degree: dict[str, int] = {}
+    for e in base.graph.edges:
+        in_degree[e.target] = in_degree.get(e.target, 0) + 1
+    used: set[str] = set()
+    out: list[Candidate] = []
+    for content_cos, x, y in pairs[: params.max_pairs]:
+        if x in used or y in used:
+            continue
+        a, b = nodes[x], nodes[y]
+        if (a.type in ACTION_TYPES) != (b.type in ACTION_TYPES):
+            continue
+        candidate = _consider(context, a, b, content_cos, competitions, in_degree, vectors)
+        if candidate is not None:
+            out.append(candidate)
+            used |= {x, y}
+    return out
+
+
+def _competitions(collection) -> dict[tuple[str, str], int]:  # type: ignore[no-untyped-def]
+    counts: dict[tuple[str, str], int] = {}
+    for candidates in collection.landing_candidates:
+        ids = sorted({n for n, _ in candidates[:3]})
+        for i, x in enumerate(ids):
+            for y in ids[i + 1 :]:
+                counts[(x, y)] = counts.get((x, y), 0) + 1
+    return counts
+
+
+def _usage(context: GeneratorContext, a: str, b: str, competitions: dict) -> tuple[bool, dict]:
+    params = context.params.merge
+    collection = context.collection
+    rows_a = context.sample(collection.rows_at(a, by="landing"), params.max_prompts, f"merge:{a}")
+    rows_b = context.sample(collection.rows_at(b, by="landing"), params.max_prompts, f"merge:{b}")
+    facts: dict = {"landings": [int(rows_a.shape[0]), int(rows_b.shape[0])]}
+    facts["competitions"] = int(competitions.get((min(a, b), max(a, b)), 0))
+    similar = facts["competitions"] >= params.min_competitions
+    if rows_a.shape[0] >= params.min_landings and rows_b.shape[0] >= params.min_landings:
+        ca = unit(context.prompt_vectors(rows_a.tolist()).mean(axis=0))
+        cb = unit(context.prompt_vectors(rows_b.tolist()).mean(axis=0))
+        facts["usage_cosine"] = round(float(ca @ cb), 4)
+        similar = similar or facts["usage_cosine"] >= params.min_usage_cosine
+    return similar, facts
+
+
+def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> Candidate | None:  # type: ignore[no-untyped-def]
+    params = context.params.merge
+    base, collection = context.base, context.collection
+    similar, usage = _usage(context, a.node_id, b.node_id, competitions)
+    if not similar:
+        return None
+    if taxonomy_violations(a, b, base.documents):
+        return None
+
+    def rank(n: NodeData) -> tuple:
+        metrics = collection.node_metrics.get(n.node_id)
+        return (-(metrics.landings if metrics else 0), -in_degree.get(n.node_id, 0), n.node_id)
+
+    survivor, duplicate = sorted([a, b], key=rank)
+    reason = f"merged by the offline loop into {survivor.node_id} (duplicate content and usage)"
+    ops = merge_changeset(base.graph, survivor.node_id, duplicate.node_id, reason=reason)
+    try:
+        applied = changeset_apply(base.state, ops)
+    except ChangesetConflict:
+        return None
+    violations = integrity_violations(base.graph, applied.graph, ops, documents=base.documents)
+    if violations:
+        return None
+    fgw, size = fgw_distance(base.graph, vectors, survivor.node_id, duplicate.node_id, alpha=params.fgw_alpha)
+    if fgw > params.fgw_epsilon:
+        return None
+    zone = np.concatenate(
+        [
+            collection.rows_at(survivor.node_id, by="landing"),
+            collection.rows_at(duplicate.node_id, by="landing"),
+        ]
+    )
+    return Candidate(
+        kind="MERGE",
+        title=f"Merge {duplicate.node_id} into {survivor.node_id}",
+        summary=(
+            f"{duplicate.title!r} duplicates {survivor.title!r} (content cosine {content_cos:.2f}); "
+            f"FGW structure distance {fgw:.4f} ≤ {params.fgw_epsilon}"
+        ),
+        ops=ops,
+        evidence={
+            "survivor": survivor.node_id,
+            "duplicate": duplicate.node_id,
+            "content_cosine": round(content_cos, 4),
+            **usage,
+            "fgw": {
+                "distance": round(fgw, 6),
+                "epsilon": params.fgw_epsilon,
+                "alpha": params.fgw_alpha,
+                "nodes": size,
+            },
+            "integrity": "passed",
+            "log_ids": context.log_refs(zone),
+        },
+        generator={"name": NAME, "version": VERSION, "params": params.as_json()},
+        zone_rows=tuple(int(r) for r in np.sort(zone)),
+        lineage={survivor.node_id: (survivor.node_id, duplicate.node_id)},
+    )

@@ -1,0 +1,285 @@
+"""Split candidates (ARG §3.2.1): one node that really serves several intents.
+
+For each ACTIVE informational node with enough landings, the interactions landing on it are clustered
+by **prompt embedding**, **label activation pattern** (the weaver's top label) and **domain outcome**
+(k-means, k = 2…``max_children``, seeded). A split is proposed only when the prompt groups are
+genuinely apart — silhouette (cosine, prompt part only) ≥ ``min_silhouette``, each group ≥
+``min_share`` of the traffic, group centroids' cosine ≤ ``max_centroid_cosine`` — and the node's own
+chunk supports distinct children: its sentences are assigned to the group whose prompt centroid they
+are closest to, and every child must get at least one sentence (otherwise the content cannot be
+divided and no split is proposed).
+
+Context Weaver check: each group's dominant label must be an ACTIVE label in the node's clusters
+(a plausible taxonomy region); a child is attached to the parent's labels and clusters, plus its
+group's dominant label when that label is more specific than, or equal to, one of the parent's.
+
+Changeset (children first, §3.5.1): ``NodeAdd`` per child (type, risk, Action fields inherited), the
+parent's in-edges duplicated onto every child, each out-edge given to the children whose interactions
+used it (duplicated onto all when none did), the parent → DEPRECATED, and the redirection
+parent → (children) for MemoryRead.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from ontology.store.port import NodeData
+from review.changeset import AliasSet, EdgeAdd, NodeAdd, NodeStatusSet, Op
+from review.loop.collection import UnifiedOutcome
+from review.loop.generators.base import (
+    Candidate,
+    GeneratorContext,
+    distinctive_words,
+    kmeans,
+    sentences,
+    silhouette,
+    unit,
+)
+
+NAME = "split"
+VERSION = "1"
+SPLITTABLE_TYPES = frozenset({"Info", "InfoStable", "FAQ"})
+
+
+def split_changeset(
+    parent: NodeData,
+    children: list[NodeData],
+    *,
+    in_edges: list,
+    out_edges: list,
+    edge_users: dict[tuple[str, str, str], set[int]],
+    reason: str,
+) -> tuple[Op, ...]:
+    """The lifecycle of a split: children first, edges redistributed, parent DEPRECATED, alias."""
+    ops: list[Op] = [
+        NodeAdd(
+            node_id=c.node_id,
+            type=c.type,
+            title=c.title,
+            chunk=c.chunk,
+            risk=c.risk,
+            labels=c.labels,
+            clusters=c.clusters,
+            preconditions=parent.preconditions,
+            parameters=parent.parameters,
+            handler=parent.handler,
+        )
+        for c in children
+    ]
+    for e in sorted(in_edges, key=lambda e: e.key):
+        for c in children:
+            ops.append(EdgeAdd(e.source, c.node_id, e.type, e.weight, e.semantics))
+    for e in sorted(out_edges, key=lambda e: e.key):
+        users = edge_users.get(e.key) or set(range(len(children)))
+        for k in sorted(users):
+            ops.append(EdgeAdd(children[k].node_id, e.target, e.type, e.weight, e.semantics))
+    ops.append(NodeStatusSet(parent.node_id, "DEPRECATED", reason))
+    ops.append(AliasSet(parent.node_id, tuple(c.node_id for c in children), reason))
+    return tuple(ops)
+
+
+def _child_id(parent_id: str, k: int, taken: set[str]) -> str:
+    base = f"{parent_id[:120]}.s{k + 1}"
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}{chr(ord('a') + n - 2)}" if n <= 27 else f"{base}-{n}"
+    return candidate
+
+
+def generate(context: GeneratorContext) -> list[Candidate]:
+    params = context.params.split
+    base, collection = context.base, context.collection
+    nodes = base.nodes
+    label_docs = {label["id"]: label for label in base.documents.get("labels", [])}
+    edges_out: dict[str, list] = {}
+    edges_in: dict[str, list] = {}
+    for e in base.graph.edges:
+        edges_out.setdefault(e.source, []).append(e)
+        edges_in.setdefault(e.target, []).append(e)
+    out: list[Candidate] = []
+    for node_id, metrics in sorted(collection.node_metrics.items()):
+        node = nodes.get(node_id)
+        if node is None or node.status != "ACTIVE" or node.type not in SPLITTABLE_TYPES:
+            continue
+        if metrics.landings < params.min_landings:
+            continue
+        rows = context.sample(
+            collection.rows_at(node_id, by="landing"), params.max_prompts, f"split:{node_id}"
+        )
+        candidate = _split_node(context, node, rows, label_docs, edges_in, edges_out)
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _features(context: GeneratorContext, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    params = context.params.split
+    collection = context.collection
+    x = context.prompt_vectors(rows.tolist())
+    tops = [collection.top_labels[r][0][0] if collection.top_labels[r] else "" for r in rows]
+    vocab = sorted(set(tops))
+    onehot = np.zeros((rows.shape[0], len(vocab)))
+    for i, lid in enumerate(tops):
+        onehot[i, vocab.index(lid)] = 1.0
+    outcome = np.zeros((rows.shape[0], 3))
+    for i, r in enumerate(rows):
+        o = int(collection.outcome[r])
+        if o == UnifiedOutcome.CONFIRMED:
+            outcome[i, 0] = 1.0
+        elif o == UnifiedOutcome.UNCERTAIN:
+            outcome[i, 1] = 1.0
+        elif o in (UnifiedOutcome.LOW_CONFIDENCE, UnifiedOutcome.FAILURE):
+            outcome[i, 2] = 1.0
+    features = np.hstack([x, params.label_weight * onehot, params.outcome_weight * outcome])
+    return x, features, tops
+
+
+def _split_node(context, node, rows, label_docs, edges_in, edges_out) -> Candidate | None:  # type: ignore[no-untyped-def]
+    params = context.params.split
+    if rows.shape[0] < params.min_landings:
+        return None
+    x, features, tops = _features(context, rows)
+    tried: list[tuple[float, int, np.ndarray]] = []
+    for k in range(2, params.max_children + 1):
+        assign = kmeans(features, k, context.rng(f"split:{node.node_id}:{k}"))
+        sizes = np.bincount(assign, minlength=k)
+        if sizes.min() < params.min_share * rows.shape[0]:
+            continue
+        tried.append((silhouette(x, assign), k, assign))
+    # best silhouette first (fewer children on a near tie); a k the content cannot support is skipped
+    for score, k, assign in sorted(tried, key=lambda t: (-round(t[0] / 0.05), t[1])):
+        if score < params.min_silhouette:
+            break
+        candidate = _candidate(
+            context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out
+        )
+        if candidate is not None:
+            return candidate
+    return None
+
+
+def _candidate(
+    context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out
+) -> Candidate | None:  # type: ignore[no-untyped-def]
+    params = context.params.split
+    collection = context.collection
+    centroids = np.array([unit(x[assign == j].mean(axis=0)) for j in range(k)])
+    pair_cos = max(float(centroids[i] @ centroids[j]) for i in range(k) for j in range(i + 1, k))
+    if pair_cos > params.max_centroid_cosine:
+        return None
+    # Context Weaver plausibility: every group maps to an ACTIVE label of the node's clusters
+    dominant: list[str] = []
+    for j in range(k):
+        counts = Counter(t for t, a in zip(tops, assign, strict=True) if a == j and t)
+        label = counts.most_common(1)[0][0] if counts else ""
+        doc = label_docs.get(label)
+        if doc is None or doc["status"] != "ACTIVE" or doc["cluster"] not in node.clusters:
+            return None
+        dominant.append(label)
+    # the node's content must divide: each sentence goes to the closest group
+    parts = sentences(node.chunk)
+    if len(parts) < k:
+        return None
+    from arg_platform.embedder import get_embedder
+
+    sentence_vectors = get_embedder().embed(parts)
+    affinity = sentence_vectors @ centroids.T  # (sentences, groups)
+    chunks: list[list[str]] = [[] for _ in range(k)]
+    for s, part in enumerate(parts):
+        # a sentence close to several groups (within the margin) is shared context: every such child gets it
+        top = float(affinity[s].max())
+        for j in range(k):
+            if affinity[s, j] >= top - params.shared_sentence_margin:
+                chunks[j].append(part)
+    if any(not c for c in chunks) or len({" ".join(c) for c in chunks}) < k:
+        return None
+    group_rows = [rows[assign == j] for j in range(k)]
+    texts = [[collection.prompts[r] for r in g] for g in group_rows]
+    taken = set(context.base.nodes)
+    children: list[NodeData] = []
+    for j in range(k):
+        others = [t for i, ts in enumerate(texts) if i != j for t in ts]
+        keys = distinctive_words(texts[j], others, top=3, exclude=())
+        title = f"{node.title}: {', '.join(keys)}" if keys else f"{node.title} ({j + 1})"
+        labels = list(node.labels)
+        if dominant[j] not in labels and _within(dominant[j], node.labels, label_docs):
+            labels.append(dominant[j])
+        child_id = _child_id(node.node_id, j, taken)
+        taken.add(child_id)
+        children.append(
+            NodeData(
+                node_id=child_id,
+                type=node.type,
+                title=title[:200],
+                chunk=" ".join(chunks[j])[:10_000],
+                risk=node.risk,
+                labels=tuple(labels),
+                clusters=node.clusters,
+            )
+        )
+    edge_users: dict[tuple[str, str, str], set[int]] = {}
+    for j, g in enumerate(group_rows):
+        for r in g:
+            for key in collection.path_edges[r]:
+                if key[0] == node.node_id:
+                    edge_users.setdefault(tuple(key), set()).add(j)  # type: ignore[arg-type]
+    reason = f"split by the offline loop into {', '.join(c.node_id for c in children)}"
+    ops = split_changeset(
+        node,
+        children,
+        in_edges=[e for e in edges_in.get(node.node_id, []) if e.source not in {c.node_id for c in children}],
+        out_edges=edges_out.get(node.node_id, []),
+        edge_users=edge_users,
+        reason=reason,
+    )
+    outcome_mix = []
+    for g in group_rows:
+        counts = Counter(UnifiedOutcome(int(collection.outcome[r])).name for r in g)
+        outcome_mix.append(dict(sorted(counts.items())))
+    all_rows = collection.rows_at(node.node_id, by="landing")
+    return Candidate(
+        kind="SPLIT",
+        title=f"Split {node.node_id} into {k} nodes",
+        summary=(
+            f"{node.title!r} receives {k} distinct groups of requests (silhouette {score:.2f}, "
+            f"centroid cosine {pair_cos:.2f}); children: " + "; ".join(c.title for c in children)
+        ),
+        ops=ops,
+        evidence={
+            "node": node.node_id,
+            "landings": int(all_rows.shape[0]),
+            "sampled": int(rows.shape[0]),
+            "silhouette": round(score, 4),
+            "centroid_cosine": round(pair_cos, 4),
+            "groups": [
+                {
+                    "child": children[j].node_id,
+                    "size": int(group_rows[j].shape[0]),
+                    "dominant_label": dominant[j],
+                    "outcomes": outcome_mix[j],
+                    "examples": texts[j][:5],
+                    "log_ids": context.log_refs(group_rows[j]),
+                }
+                for j in range(k)
+            ],
+        },
+        generator={"name": NAME, "version": VERSION, "params": params.as_json()},
+        zone_rows=tuple(int(r) for r in all_rows),
+        lineage={c.node_id: (node.node_id,) for c in children},
+        subgroups={children[j].node_id: tuple(int(r) for r in group_rows[j]) for j in range(k)},
+    )
+
+
+def _within(label: str, anchors: tuple[str, ...], label_docs: dict) -> bool:
+    """``label`` is one of ``anchors`` or a descendant of one."""
+    current = label_docs.get(label)
+    seen = set()
+    while current is not None and current["id"] not in seen:
+        if current["id"] in anchors:
+            return True
+        seen.add(current["id"])
+        current = label_docs.get(current.get("parent") or "")
+    return False

@@ -1,0 +1,469 @@
+"""Step C — replay scoring, weak-signal corrected (ARG §3.3).
+
+For each candidate, ``Replayer.score`` builds the candidate's **shadow release** (``review.loop.shadow``),
+draws a representative, **seeded** sample of logged requests — the candidate's zone (the interactions
+the change is about, up to ``zone_sample``) plus a control sample of the whole window (up to
+``control_sample``, the same for every candidate of a night, to catch collateral damage) — and re-runs
+them through **the real online pipeline** (``inference.pipeline.run_inference``) twice: on the active
+release (the baseline, run once per night and cached) and on the shadow. Replay never writes: actions run
+as dry runs and every replay happens inside a rolled-back transaction.
+
+**Outcome of a replayed request.** Replay sees where a request lands, which route it takes and what
+the pipeline answers, not what the user would say. The outcome is therefore *estimated*:
+
+1. the same target as logged → the logged outcome (same answer, same reaction);
+2. a node that lives on the logged target (split child, merge survivor) and a logged CONFIRMED outcome
+   → still CONFIRMED (the confirmed content is kept);
+3. another existing node → the outcomes of the ``knn_k`` most similar logged prompts (cosine ≥
+   ``knn_cosine``) that ended on that node, when at least ``knn_min`` exist;
+4. otherwise (e.g. a brand-new node) → the pipeline's own verdict at answer time: INFO_UNCERTAIN or
+   INFO_LOW_CONFIDENCE from C_info — a weak signal, **never confirmed**; an action without history is
+   unknown (0).
+
+A child label proposed as SHADOW routes nothing by design, so replay evaluates it ACTIVE (what it would
+do once promoted); the changeset itself still creates it SHADOW.
+
+**Measurements** (shares of the sampled requests, after − before): Info outcomes split into three
+channels (confirmed / uncertain / low-confidence incl. failures), Action success net of failures,
+landing-point quality (the landing score of the chosen node: label weight × prompt cosine), ambiguity (share
+flagged VECTOR_AMBIGUITY, LOW_MARGIN, ABSTAIN_RECOMMENDED or NEW_INTENT_CANDIDATE), path length.
+
+**Score** (§3.3.3–3.3.5)::
+
+    Penalty_silent = κ · max(0, ΔUncertain − ΔConfirmed)
+    Gain_info      = a·ΔConfirmed + b·ΔUncertain − c·ΔLowConf − Penalty_silent      (a > b, c > 0)
+    Gain_action    = w_a · (ΔActionSuccess − ΔActionFailure)
+    Gain_routing   = w_f·ΔLandingFit − w_amb·ΔAmbiguity − w_p·ΔPathLength / (1 + PathLength_before)
+    Score(C)       = Gain_action + Gain_info + Gain_routing − λ·Complexity − μ·Viol_taxo − ν·Viol_sec
+
+``Complexity`` is the geDIG operational gauge ``b = min(g0, gmin)`` (``review.loop.gauge``); ``Viol_taxo``
+counts the graph/taxonomy validator findings on the shadow; ``Viol_sec`` counts integrity findings
+(guardrail bypass, policy exposure) plus replayed requests that the baseline refused or kept out of
+scope and the shadow now sends to an Action.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+
+from review.changeset import LabelAdd, Op
+from review.integrity import integrity_violations
+from review.loop.collection import AMBIGUITY_FLAGS, Collection, UnifiedOutcome
+from review.loop.gauge import gauge
+from review.loop.generators.base import Candidate, GeneratorContext
+from review.loop.params import LoopParams
+from review.loop.shadow import BaseRelease, ChangesetConflict, shadow_build
+
+ROUTING_FLAGS = AMBIGUITY_FLAGS | {"NEW_INTENT_CANDIDATE"}
+REROUTED_SHOWN = 8  # logged requests that route differently, kept as reviewer evidence
+CHANNELS = ("confirmed", "uncertain", "low_confidence", "action_success", "action_failure")
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """What the real pipeline did with one logged request on one release."""
+
+    row: int
+    target: str | None
+    landing: tuple[tuple[str, float], ...]
+    flags: frozenset[str]
+    path_length: int
+    kind: str
+    info_status: str
+    action_status: str
+    error: str = ""
+    abstained: bool = False  # the landing step abstained (answered by ``inference.steps.fallback`` or out of scope)
+
+    @property
+    def unrouted(self) -> bool:
+        """Refused, refocused, out of scope, or asked to clarify after an abstention: no node served it."""
+        return self.abstained or self.kind in ("REFUSE", "REFOCUS", "OUT_OF_SCOPE")
+
+    @property
+    def fit(self) -> float:
+        """Landing-point quality: the score of the chosen landing node (label weight × prompt cosine)."""
+        return float(self.landing[0][1]) if self.landing else 0.0
+
+
+@dataclass
+class ReplayReport:
+    """The replay measurements of one candidate (stored in ``Proposal.replay``)."""
+
+    sample: dict[str, int]
+    before: dict[str, float]
+    after: dict[str, float]
+    gains: dict[str, float]
+    gauge: dict[str, Any]
+    violations: dict[str, list[str]]
+    score: float
+    silence_dominated: bool
+    confirmed_gain: float
+    zone_coverage: float
+    zone_interactions: int
+    changed_targets: int
+    seconds: float
+    estimates: dict[str, int] = field(default_factory=dict)
+    rerouted: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sample": self.sample,
+            "before": {k: round(v, 6) for k, v in self.before.items()},
+            "after": {k: round(v, 6) for k, v in self.after.items()},
+            "gains": {k: round(v, 6) for k, v in self.gains.items()},
+            "gedig": self.gauge,
+            "violations": self.violations,
+            "score": round(self.score, 6),
+            "silence_dominated": self.silence_dominated,
+            "confirmed_gain": round(self.confirmed_gain, 6),
+            "zone_coverage": round(self.zone_coverage, 4),
+            "zone_interactions": self.zone_interactions,
+            "changed_targets": self.changed_targets,
+            "estimates": self.estimates,
+            "rerouted": self.rerouted,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _context(data: dict[str, Any]) -> Any:
+    from inference.contracts import RequestContext
+
+    known = set(RequestContext.__dataclass_fields__)
+    values = {k: v for k, v in data.items() if k in known}
+    values["history"] = tuple(values.get("history") or ())
+    stamp = values.get("timestamp")
+    if isinstance(stamp, str):
+        try:
+            values["timestamp"] = datetime.fromisoformat(stamp)
+        except ValueError:
+            values["timestamp"] = None
+    return RequestContext(**values)
+
+
+class Replayer:
+    """Replays logged requests of one night through the real pipeline, on the base and on shadows."""
+
+    def __init__(
+        self, *, project: Any, base: BaseRelease, context: GeneratorContext, params: LoopParams
+    ) -> None:
+        self.project = project
+        self.base = base
+        self.context = context
+        self.collection: Collection = context.collection
+        self.params = params
+        self._baseline: dict[int, Replayed] = {}
+        self._control: np.ndarray | None = None
+        self._knn_rows: dict[str, np.ndarray] = {}
+
+    # --- running the pipeline -------------------------------------------------------------------
+
+    def run(self, snapshot: Any, rows: Sequence[int]) -> dict[int, Replayed]:
+        """The pipeline's verdict on ``rows`` served from ``snapshot`` (nothing is written)."""
+        from inference.learning.encoder_finetune import encoder_for_documents
+        from inference.pipeline import InferenceRequest, run_inference
+
+        collection = self.collection
+        # one batch with the release's encoder: the pipeline then finds every prompt in its cache
+        encoder_for_documents(snapshot.documents).embed([collection.prompts[r] for r in rows])
+        out: dict[int, Replayed] = {}
+        for r in rows:
+            # one short rolled-back transaction per request: dry-run records vanish, and the write lock
+            # (SQLite) is never held for a whole batch while the web process logs requests
+            with transaction.atomic():
+                result = run_inference(
+                    InferenceRequest(
+                        request_id=f"replay-{int(collection.log_ids[r])}",
+                        project=self.project,
+                        prompt=collection.prompts[r],
+                        context=_context(collection.contexts[r] if collection.contexts else {}),
+                        default_role=(collection.roles[r] if collection.roles else "") or None,
+                        parameters=collection.parameters[r] if collection.parameters else {},
+                        dry_run=True,
+                        snapshot=snapshot,
+                    )
+                )
+                outcome = result.outcome
+                route, landing = result.route, result.landing
+                out[r] = Replayed(
+                    row=r,
+                    target=(route.target if route else None) or (landing.node_start if landing else None),
+                    landing=tuple(landing.candidates) if landing else (),
+                    flags=frozenset(result.flags),
+                    path_length=max(0, len(route.path_nodes) - 1) if route else 0,
+                    kind=str(outcome.kind) if outcome else "",
+                    info_status=str(outcome.info_status) if outcome and outcome.info_status else "",
+                    action_status=str((outcome.action or {}).get("status", "")) if outcome else "",
+                    error=result.error.message[:200] if result.error else "",
+                    abstained=bool(landing and landing.abstained),
+                )
+                transaction.set_rollback(True)
+        return out
+
+    def control_rows(self) -> np.ndarray:
+        if self._control is None:
+            rows = np.flatnonzero(self.collection.target >= 0)
+            self._control = self.context.sample(rows, self.params.replay.control_sample, "replay:control")
+        return self._control
+
+    def sample_rows(self, candidate: Candidate) -> tuple[np.ndarray, np.ndarray]:
+        zone = np.array(candidate.zone_rows, dtype=np.int64)
+        zone = self.context.sample(zone, self.params.replay.zone_sample, f"replay:zone:{candidate.title}")
+        control = np.setdiff1d(self.control_rows(), zone)
+        return zone, control
+
+    def baseline(self, rows: Sequence[int]) -> dict[int, Replayed]:
+        missing = [r for r in rows if r not in self._baseline]
+        if missing:
+            self._baseline.update(self.run(self.base.snapshot, missing))
+        return {r: self._baseline[r] for r in rows}
+
+    # --- outcome estimation ---------------------------------------------------------------------
+
+    def _history(self, node_ids: Sequence[str]) -> np.ndarray:
+        key = "|".join(sorted(node_ids))
+        rows = self._knn_rows.get(key)
+        if rows is None:
+            parts = [self.collection.rows_at(n, by="target") for n in node_ids]
+            rows = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+            rows = self.context.sample(rows, 400, f"knn:{key}")
+            self._knn_rows[key] = rows
+        return rows
+
+    def estimate(
+        self, row: int, replayed: Replayed, candidate: Candidate | None, counts: dict[str, int]
+    ) -> np.ndarray:
+        """(confirmed, uncertain, low-confidence, action success, action failure) for one replayed request."""
+        collection = self.collection
+        vec = np.zeros(len(CHANNELS))
+        logged_target = collection.target_id(row)
+        logged = UnifiedOutcome(int(collection.outcome[row]))
+        kind = replayed.kind
+        if kind not in ("INFO", "MEMORY", "ACTION") or replayed.target is None:
+            counts["no_outcome"] = counts.get("no_outcome", 0) + 1
+            return vec
+        lineage = candidate.lineage if candidate is not None else {}
+        origins = set(lineage.get(replayed.target, ()))
+        if replayed.target == logged_target and kind == collection.kinds[row]:
+            counts["logged"] = counts.get("logged", 0) + 1
+            return _one_hot(logged, kind)
+        if logged_target in origins and logged == UnifiedOutcome.CONFIRMED:
+            counts["lineage"] = counts.get("lineage", 0) + 1
+            return _one_hot(logged, kind)
+        is_new = replayed.target not in self.base.nodes
+        if not is_new:
+            history = self._history(sorted(origins | {replayed.target}))
+            history = history[history != row]
+            if history.shape[0] >= self.params.replay.knn_min:
+                prompt = self.context.prompt_vectors([row])[0]
+                sims = self.context.prompt_vectors(history.tolist()) @ prompt
+                order = np.argsort(-sims, kind="stable")[: self.params.replay.knn_k]
+                chosen = [int(history[i]) for i in order if sims[i] >= self.params.replay.knn_cosine]
+                if len(chosen) >= self.params.replay.knn_min:
+                    counts["knn"] = counts.get("knn", 0) + 1
+                    return np.mean(
+                        [
+                            _one_hot(UnifiedOutcome(int(collection.outcome[c])), collection.kinds[c])
+                            for c in chosen
+                        ],
+                        axis=0,
+                    )
+        counts["pipeline"] = counts.get("pipeline", 0) + 1
+        if kind in ("INFO", "MEMORY"):
+            status = replayed.info_status
+            if status == "INFO_LOW_CONFIDENCE":
+                vec[2] = 1.0
+            else:
+                vec[1] = 1.0  # silence: uncertain at best, never confirmed
+        return vec
+
+    # --- scoring ------------------------------------------------------------------------------
+
+    def _measure(
+        self,
+        rows: Sequence[int],
+        results: dict[int, Replayed],
+        candidate: Candidate | None,
+        counts: dict[str, int],
+    ) -> dict[str, float]:
+        if not rows:
+            return {c: 0.0 for c in (*CHANNELS, "fit", "ambiguity", "path_length")}
+        outcomes = np.array([self.estimate(r, results[r], candidate, counts) for r in rows])
+        means = outcomes.mean(axis=0)
+        out = {name: float(means[i]) for i, name in enumerate(CHANNELS)}
+        out["fit"] = float(np.mean([results[r].fit for r in rows]))
+        out["ambiguity"] = float(np.mean([bool(results[r].flags & ROUTING_FLAGS) for r in rows]))
+        out["path_length"] = float(np.mean([results[r].path_length for r in rows]))
+        return out
+
+    def score(self, candidate: Candidate) -> ReplayReport:
+        """Build the shadow, replay the sample on base and shadow, and score the candidate."""
+        started = time.perf_counter()
+        params = self.params
+        violations: dict[str, list[str]] = {"taxonomy": [], "security": []}
+        try:
+            shadow = shadow_build(self.base, evaluated_ops(candidate.ops), kind=candidate.kind)
+        except ChangesetConflict as exc:
+            violations["taxonomy"].append(f"review.apply_conflict: {exc}")
+            return self._refused(candidate, violations, started)
+        violations["taxonomy"] = [f"{v.rule}: {v.message}" for v in shadow.violations]
+        violations["security"] = [
+            f"{v.rule}: {v.message}"
+            for v in integrity_violations(
+                self.base.graph, shadow.applied.graph, candidate.ops, documents=shadow.applied.documents
+            )
+        ]
+        zone, control = self.sample_rows(candidate)
+        rows = [int(r) for r in np.concatenate([zone, control])]
+        before = self.baseline(rows)
+        after = self.run(shadow.snapshot, rows)
+        for r in rows:
+            if before[r].unrouted and after[r].kind == "ACTION":
+                violations["security"].append(
+                    f"replay: request {int(self.collection.log_ids[r])} now reaches an action"
+                )
+        counts_before: dict[str, int] = {}
+        counts_after: dict[str, int] = {}
+        m_before = self._measure(rows, before, None, counts_before)
+        m_after = self._measure(rows, after, candidate, counts_after)
+        g = gauge(
+            before=self.base.graph,
+            after=shadow.applied.graph,
+            ops=candidate.ops,
+            landing_before=[[s for _, s in before[r].landing] for r in zone.tolist()],
+            landing_after=[[s for _, s in after[r].landing] for r in zone.tolist()],
+            params=params.gedig,
+        )
+        return self._report(
+            candidate, zone, rows, before, after, m_before, m_after, g, violations, counts_after, started
+        )
+
+    def _refused(
+        self, candidate: Candidate, violations: dict[str, list[str]], started: float
+    ) -> ReplayReport:
+        zero = {c: 0.0 for c in (*CHANNELS, "fit", "ambiguity", "path_length")}
+        return ReplayReport(
+            sample={"zone": 0, "control": 0},
+            before=zero,
+            after=zero,
+            gains={},
+            gauge={},
+            violations=violations,
+            score=-self.params.score.mu_taxonomy * len(violations["taxonomy"]),
+            silence_dominated=False,
+            confirmed_gain=0.0,
+            zone_coverage=0.0,
+            zone_interactions=len(candidate.zone_rows),
+            changed_targets=0,
+            seconds=time.perf_counter() - started,
+        )
+
+    def _report(
+        self, candidate, zone, rows, before, after, m_before, m_after, g, violations, counts, started
+    ) -> ReplayReport:  # type: ignore[no-untyped-def]
+        sp = self.params.score
+        d = {k: m_after[k] - m_before[k] for k in m_before}
+        penalty = sp.kappa_silence * max(0.0, d["uncertain"] - d["confirmed"])
+        gain_info = (
+            sp.a_confirmed * d["confirmed"]
+            + sp.b_uncertain * d["uncertain"]
+            - sp.c_lowconf * d["low_confidence"]
+            - penalty
+        )
+        gain_action = sp.action_weight * (d["action_success"] - d["action_failure"])
+        gain_routing = (
+            sp.fit_weight * d["fit"]
+            - sp.ambiguity_weight * d["ambiguity"]
+            - sp.path_weight * d["path_length"] / (1.0 + m_before["path_length"])
+        )
+        complexity = g.b
+        viol_taxo, viol_sec = len(violations["taxonomy"]), len(violations["security"])
+        score = (
+            gain_action
+            + gain_info
+            + gain_routing
+            - sp.lambda_complexity * complexity
+            - sp.mu_taxonomy * viol_taxo
+            - sp.nu_security * viol_sec
+        )
+        positive = max(0.0, d["uncertain"]) + max(0.0, d["confirmed"]) + max(0.0, d["action_success"])
+        silence_dominated = d["uncertain"] - d["confirmed"] > 1e-9 and (
+            positive <= 0 or max(0.0, d["uncertain"]) >= self.params.bins.max_uncertain_share * positive
+        )
+        zone_rows = np.array(candidate.zone_rows, dtype=np.int64)
+        info_zone = [int(r) for r in zone_rows if self.collection.kinds[int(r)] in ("INFO", "MEMORY")]
+        coverage = (
+            float(np.mean([bool(self.collection.verified[r]) for r in info_zone])) if info_zone else 0.0
+        )
+        changed_rows = [r for r in rows if before[r].target != after[r].target]
+        changed = len(changed_rows)
+        return ReplayReport(
+            sample={"zone": int(len(zone)), "control": int(len(rows) - len(zone))},
+            before=m_before,
+            after=m_after,
+            gains={
+                **{f"delta_{k}": v for k, v in d.items()},
+                "penalty_silent": penalty,
+                "gain_info": gain_info,
+                "gain_action": gain_action,
+                "gain_routing": gain_routing,
+                "complexity": complexity,
+                "violations_taxonomy": float(viol_taxo),
+                "violations_security": float(viol_sec),
+            },
+            gauge=g.as_json(),
+            violations=violations,
+            score=float(score),
+            silence_dominated=bool(silence_dominated),
+            confirmed_gain=float(d["confirmed"] + max(0.0, d["action_success"] - d["action_failure"])),
+            zone_coverage=coverage,
+            zone_interactions=int(zone_rows.shape[0]),
+            changed_targets=int(changed),
+            seconds=time.perf_counter() - started,
+            estimates=counts,
+            rerouted=[self._rerouted(r, before[r], after[r]) for r in changed_rows[:REROUTED_SHOWN]],
+        )
+
+    def _rerouted(self, row: int, before: Replayed, after: Replayed) -> dict[str, Any]:
+        """One logged request that routes differently on the shadow release (shown to reviewers)."""
+        return {
+            "log_id": int(self.collection.log_ids[row]),
+            "prompt": self.collection.prompts[row][:300],
+            "before": before.target or "",
+            "after": after.target or "",
+            "estimated": after.kind,  # the outcome kind the shadow release would produce
+            "outcome": UnifiedOutcome(int(self.collection.outcome[row])).name,
+        }
+
+
+def evaluated_ops(ops: tuple[Op, ...]) -> tuple[Op, ...]:
+    """The operations as replay evaluates them: a child label proposed as SHADOW (which by design
+    changes no routing) is evaluated ACTIVE — what it would do once promoted."""
+    return tuple(
+        replace(op, status="ACTIVE") if isinstance(op, LabelAdd) and op.status != "ACTIVE" else op
+        for op in ops
+    )
+
+
+def _one_hot(outcome: UnifiedOutcome, kind: str) -> np.ndarray:
+    vec = np.zeros(len(CHANNELS))
+    if kind == "ACTION":
+        if outcome == UnifiedOutcome.CONFIRMED:
+            vec[3] = 1.0
+        elif outcome == UnifiedOutcome.FAILURE:
+            vec[4] = 1.0
+        return vec
+    if kind in ("INFO", "MEMORY"):
+        if outcome == UnifiedOutcome.CONFIRMED:
+            vec[0] = 1.0
+        elif outcome == UnifiedOutcome.UNCERTAIN:
+            vec[1] = 1.0
+        elif outcome in (UnifiedOutcome.LOW_CONFIDENCE, UnifiedOutcome.FAILURE):
+            vec[2] = 1.0
+    return vec

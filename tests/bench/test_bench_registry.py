@@ -1,0 +1,201 @@
+"""``manage.py bench_registry``: the pairs mode counts decisions through the real write path and ends
+with the SUMMARY line; the latency mode pre-fills InfoUnits and ends with the LATENCY line; the
+checked-in pair files are well formed and split without overlap."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from bench.registry.pair_files import pair_path, pairs_json
+from memory.models import InfoUnit
+from memory.pairs import pairs_load
+from projects.models import Project
+
+pytestmark = pytest.mark.django_db
+
+
+
+def test_pairs_mode_prints_the_summary_and_leaves_nothing_behind(tmp_path):
+    pairs = [
+        {
+            "a": "Max connections is set to 200.",
+            "b": "Max connections is set to 500.",
+            "same": False,
+            "kind": "numbers",
+        },
+        {
+            "a": "Invoices are emailed to the billing contact on the 1st of every month.",
+            "b": "On the first day of each month the invoice is sent by email to the billing contact.",
+            "same": True,
+            "info_type": "ProductConfig",
+            "label": "invoices",
+        },
+        {"a": "Refunds take 5 business days.", "b": "The deploy failed at noon.", "same": False},
+    ]
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(pairs))
+    out = io.StringIO()
+
+    call_command("bench_registry", "--pairs", str(path), stdout=out)
+
+    lines = out.getvalue().strip().splitlines()
+    assert lines[-1] == "SUMMARY fmr=0.00 dup_recall=100.00 unsure=0.00 pairs=3"
+    assert "MATCH 1 (false 0), same pairs 1, UNSURE 0" in lines
+    assert Project.objects.count() == 0 and InfoUnit.objects.count() == 0
+
+
+def test_latency_mode_prefills_and_times_real_writes():
+    out = io.StringIO()
+
+    call_command("bench_registry", "--units", "120", "--writes", "3", "--units-per-key", "40", stdout=out)
+
+    last = out.getvalue().strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"LATENCY units=120 keys=3 writes=3 write_p50_ms=[\d.]+ write_p95_ms=[\d.]+ "
+        r"registry_p50_ms=[\d.]+ registry_p95_ms=[\d.]+ prefill_s=[\d.]+",
+        last,
+    ), last
+    assert InfoUnit.objects.count() == 0
+
+
+def test_latency_mode_can_prefill_term_distinctions():
+    from memory.models import TermDistinction
+
+    out = io.StringIO()
+
+    call_command(
+        "bench_registry",
+        "--units",
+        "80",
+        "--writes",
+        "2",
+        "--units-per-key",
+        "40",
+        "--distinctions",
+        "30",
+        stdout=out,
+    )
+
+    text = out.getvalue()
+    assert "pre-filled 30 term distinctions" in text
+    assert text.strip().splitlines()[-1].endswith(" distinctions=30")
+    assert not TermDistinction.objects.exists()  # deleted with the benchmark project
+
+
+@pytest.mark.parametrize("content", ["{}", '[{"a": "x", "b": "y"}]', '[{"a": "x", "b": "y", "same": "yes"}]'])
+def test_malformed_pair_files_are_refused(tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+
+    with pytest.raises(CommandError):
+        call_command("bench_registry", "--pairs", str(path), stdout=io.StringIO())
+
+
+def test_the_checked_in_pair_files_are_disjoint_and_balanced():
+    files = {
+        name: pairs_load(pair_path(f"{name}.json"))
+        for name in ("pairs_v1_tuning", "pairs_v1_heldout", "pairs_v2_heldout", "pairs_v3_heldout")
+    }
+
+    assert {name: len(pairs) for name, pairs in files.items()} == {
+        "pairs_v1_tuning": 225,
+        "pairs_v1_heldout": 195,
+        "pairs_v2_heldout": 180,
+        "pairs_v3_heldout": 120,
+    }
+    facts = {name: {p.a for p in pairs} for name, pairs in files.items()}
+    assert not facts["pairs_v3_heldout"] & (
+        facts["pairs_v1_tuning"] | facts["pairs_v1_heldout"] | facts["pairs_v2_heldout"]
+    )
+    assert not facts["pairs_v1_tuning"] & facts["pairs_v1_heldout"]
+    kinds = {p.kind for p in files["pairs_v3_heldout"]}
+    assert kinds == {"paraphrase", "cross", "numbers", "negation", "swap", "antonym", "entity"}
+
+
+V5_SHA256 = "cd532e84e619ae4525e5ba3fded9e7f5e1f2b17eeac32803040c93be94001efb"
+
+
+V6_SHA256 = "0f4ff01742ebcc3482db1e33132e1c346897d02ef5158ec7085757dd0292dba6"
+
+
+V7_SHA256 = "a05c9f149bf5913f1046f4606ea4bd01f9060b80dd0d4eeeb6b8f3c2203b88ff"
+V8_SHA256 = "0c9a2ea3fc516169191e8f6b42d0febe2c0f7473b3b88d65d3d50c5215055745"
+V9_SHA256 = "791d9b383043ca4d1bcf7e41c5fdacc726f5a1db8f291be476c95cb3edeafee2"
+
+
+@pytest.mark.parametrize(
+    ("version", "sha256"),
+    [("v5", V5_SHA256), ("v6", V6_SHA256), ("v7", V7_SHA256), ("v8", V8_SHA256), ("v9", V9_SHA256)],
+)
+def test_every_held_out_source_rebuilds_its_frozen_file_and_refuses_to_overwrite_it(
+    version, sha256, monkeypatch
+):
+    import importlib
+
+    source = importlib.import_module(f"bench.registry.pairs_{version}_source")
+    path = pair_path(f"pairs_{version}_heldout.json")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256  # recorded in docs/benchmarks.md
+    assert pairs_json(getattr(source, f"build_{version}")()) == path.read_text("utf-8")
+    monkeypatch.setattr("sys.argv", [f"pairs_{version}_source", "--write"])
+    with pytest.raises(SystemExit, match="frozen"):
+        source.main()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+
+
+PAIR_FILES = (
+    "v1_tuning", "v1_heldout", "v2_heldout", "v3_heldout", "v4_heldout", "v5_heldout", "v6_heldout",
+    "v7_heldout", "v8_heldout", "v9_heldout",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("version", ["v5", "v6", "v7", "v8", "v9"])
+def test_every_held_out_file_is_balanced_and_shares_no_domain_or_fact_with_earlier_files(version):
+    name = f"{version}_heldout"
+    pairs = pairs_load(pair_path(f"pairs_{name}.json"))
+    earlier = [p for n in PAIR_FILES[: PAIR_FILES.index(name)] for p in pairs_load(pair_path(f"pairs_{n}.json"))]
+
+    assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
+    assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}
+    assert not {p.a for p in pairs} & {p.a for p in earlier}
+
+
+def test_a_promoted_paraphrase_merges_through_the_real_write_path_and_a_month_edit_does_not(tmp_path):
+    path = tmp_path / "pairs.json"
+    path.write_text(
+        json.dumps(
+            [
+                {  # a minimal-pair edit of generic verbs: staged before session 3, promoted now
+                    "a": "The developer wants API changelog emails, not release notes.",
+                    "b": "Send this developer the API changelog emails instead of the release notes.",
+                    "same": True,
+                    "info_type": "UserPreference",
+                },
+                {  # "may" the month, not the verb: a different fact
+                    "a": "Early-bird tickets are sold until 31 March.",
+                    "b": "Early-bird tickets are sold until 31 May.",
+                    "same": False,
+                    "info_type": "ProductConfig",
+                },
+            ]
+        )
+    )
+    out = io.StringIO()
+
+    call_command("bench_registry", "--pairs", str(path), "--promote", stdout=out)
+
+    assert "promotions: on" in out.getvalue()
+    assert out.getvalue().strip().splitlines()[-1] == "SUMMARY fmr=0.00 dup_recall=100.00 unsure=0.00 pairs=2"
+    assert InfoUnit.objects.count() == 0  # the throw-away project is gone
+
+    default = io.StringIO()
+    call_command("bench_registry", "--pairs", str(path), stdout=default)
+    assert "promotions: off" in default.getvalue()
+    assert default.getvalue().strip().splitlines()[-1] == (
+        "SUMMARY fmr=0.00 dup_recall=0.00 unsure=50.00 pairs=2"  # by default the paraphrase is staged
+    )

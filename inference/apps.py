@@ -9,6 +9,7 @@ class InferenceConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # imported here, not at module top: these modules import models, which need the app registry
         from inference.learning.classifier import train_label_classifier
         from inference.learning.encoder_finetune import release_encoder_hook
         from inference.runtime import runtime_for

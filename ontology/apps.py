@@ -8,6 +8,7 @@ class OntologyConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # imported here, not at module top: these modules import models, which need the app registry
         from taxonomy.attachments import attached_nodes_reader_set
 
         from .releases import release_snapshot_load

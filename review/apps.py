@@ -8,6 +8,7 @@ class ReviewConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # imported here, not at module top: these modules import models, which need the app registry
         from ontology.releases import CONTEXT_HOOKS
         from review.loop.confidence_boost import DOCUMENT, active_check_boost
         from review.loop.run import proposals_sent_to_review

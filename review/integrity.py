@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from arg_platform.errors import Violation
+from inference.runtime import taxonomy_view_from_documents
+from inference.steps.policy_manager import compile_policy
 from ontology.store.port import GraphData, NodeData
 from review.changeset import RISK_ORDER, AliasSet, NodeAdd, Op
 
@@ -132,8 +134,6 @@ def _admitted(node: NodeData, policy: Any) -> bool:
 
 
 def _policies(documents: Mapping[str, Any]) -> list[Any]:
-    from inference.runtime import taxonomy_view_from_documents
-    from inference.steps.policy_manager import compile_policy
 
     view = taxonomy_view_from_documents(documents)
     return [compile_policy(p, view) for p in documents.get("policies", [])]

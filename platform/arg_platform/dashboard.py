@@ -13,14 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from html import escape
-from typing import TYPE_CHECKING
 
 import numpy as np
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
-if TYPE_CHECKING:
-    from projects.models import Project
+from inference.models import InferenceLog
+from projects.models import Project
 
 MAX_ROWS = 50_000
 
@@ -71,7 +70,6 @@ def _floor(moment: datetime, since: datetime, step: timedelta) -> int:
 
 def dashboard_series(*, project: Project, window: str = "24h", now: datetime | None = None) -> DashboardData:
     """Counts per bucket of the window for outcome kinds, flags and policy states; latency P50/P95."""
-    from inference.models import InferenceLog
 
     length, step, label_format = WINDOWS[window]
     now = now or timezone.now()

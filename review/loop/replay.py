@@ -53,6 +53,9 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
+from inference.contracts import RequestContext
+from inference.learning.encoder_finetune import encoder_for_documents
+from inference.pipeline import InferenceRequest, run_inference
 from review.changeset import LabelAdd, Op
 from review.integrity import integrity_violations
 from review.loop.collection import AMBIGUITY_FLAGS, Collection, UnifiedOutcome
@@ -79,7 +82,9 @@ class Replayed:
     info_status: str
     action_status: str
     error: str = ""
-    abstained: bool = False  # the landing step abstained (answered by ``inference.steps.fallback`` or out of scope)
+    abstained: bool = (
+        False  # the landing step abstained (answered by ``inference.steps.fallback`` or out of scope)
+    )
 
     @property
     def unrouted(self) -> bool:
@@ -133,7 +138,6 @@ class ReplayReport:
 
 
 def _context(data: dict[str, Any]) -> Any:
-    from inference.contracts import RequestContext
 
     known = set(RequestContext.__dataclass_fields__)
     values = {k: v for k, v in data.items() if k in known}
@@ -166,8 +170,6 @@ class Replayer:
 
     def run(self, snapshot: Any, rows: Sequence[int]) -> dict[int, Replayed]:
         """The pipeline's verdict on ``rows`` served from ``snapshot`` (nothing is written)."""
-        from inference.learning.encoder_finetune import encoder_for_documents
-        from inference.pipeline import InferenceRequest, run_inference
 
         collection = self.collection
         # one batch with the release's encoder: the pipeline then finds every prompt in its cache

@@ -24,13 +24,16 @@ import numpy as np
 
 from arg_platform.errors import Violation
 from inference.learning.encoder_finetune import encoder_for_documents
+from inference.runtime import taxonomy_view_from_documents
 from ontology.graph_arrays import GraphArrays, arrays_to_graph, bundle_load
+from ontology.models import ReleaseBundle
 from ontology.releases import FrozenRelease, release_freeze, release_snapshot
 from ontology.snapshot import GraphSnapshot
 from ontology.store.port import GraphData, NodeData
 from ontology.validator import validate_graph
 from review.changeset import Op, changeset_fingerprint
 from review.changeset_apply import Applied, ChangesetConflict, KnowledgeState, changeset_apply
+from taxonomy.validator import validate_taxonomy
 
 __all__ = ["BaseRelease", "ChangesetConflict", "Shadow", "shadow_build", "shadow_freeze", "shadow_violations"]
 
@@ -63,7 +66,6 @@ class BaseRelease:
 
     @classmethod
     def load(cls, release: Any) -> BaseRelease:
-        from ontology.models import ReleaseBundle
 
         blob = ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=release.pk)
         bundle = bundle_load(bytes(blob))
@@ -78,8 +80,6 @@ class BaseRelease:
 
 def shadow_violations(applied: Applied) -> list[Violation]:
     """Graph and taxonomy validator findings on the shadow (``Violations_taxo/ontology``)."""
-    from inference.runtime import taxonomy_view_from_documents
-    from taxonomy.validator import validate_taxonomy
 
     documents = applied.documents
     labels = {label["id"]: label["status"] for label in documents.get("labels", [])}

@@ -24,6 +24,8 @@ from django.utils import timezone
 
 from arg_platform.errors import DomainError
 from arg_platform.models import Job
+from ontology.models import Release
+from projects.models import Project
 from review.loop.run import STEP_FUNCTIONS, STEPS, job_progress, offline_run_finish, offline_run_get_or_open
 from review.models import OfflineRun
 
@@ -121,13 +123,10 @@ STEP_TASKS = {
 @shared_task(name="review.offline_nightly", ignore_result=True)
 def offline_nightly_task() -> list[int]:
     """Beat: open tonight's run for every project with an active release and queue its first step."""
-    from ontology.models import Release
 
     today = timezone.now().date().isoformat()
     opened = []
     for project_id in Release.objects.filter(is_active=True).values_list("project_id", flat=True).distinct():
-        from projects.models import Project
-
         project = Project.objects.get(pk=project_id)
         with transaction.atomic():
             run, created = offline_run_get_or_open(project=project, idempotency_key=f"nightly:{today}")

@@ -35,9 +35,12 @@ from collections import Counter
 
 import numpy as np
 
+from arg_platform.embedder import get_embedder
+from inference.runtime import taxonomy_view_from_documents
 from review.changeset import LabelAdd, LabelStatusSet, NodeAttach, Op
 from review.loop.collection import TAXONOMY_TRIGGER_FLAGS, UnifiedOutcome
 from review.loop.generators.base import Candidate, GeneratorContext, distinctive_words, unit
+from taxonomy.validator import LabelRecord, validate_taxonomy
 
 NAME_ADD = "taxonomy.child_label"
 NAME_PROMOTE = "taxonomy.promote"
@@ -120,7 +123,6 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
         original.setdefault(key, text.strip())
     if sum(len(v) for v in by_text.values()) < params.min_support:
         return out
-    from arg_platform.embedder import get_embedder
     from review.loop.generators.base import words
 
     embedder = get_embedder()
@@ -248,8 +250,6 @@ def _covered_by_sibling(
 
 
 def _taxonomy_ok(documents: dict, parent: str, name: str, cluster: str) -> bool:
-    from inference.runtime import taxonomy_view_from_documents
-    from taxonomy.validator import LabelRecord, validate_taxonomy
 
     view = taxonomy_view_from_documents(documents)
     before = {(v.rule, v.message) for v in validate_taxonomy(view)}

@@ -15,7 +15,7 @@ class InferenceConfig(AppConfig):
         from inference.runtime import runtime_for
         from inference.steps.info import info_sentences_hook
         from ontology.releases import ENCODER_HOOKS, GRAPH_HOOKS, PUBLISH_HOOKS
-        from ontology.snapshots import LOAD_HOOKS
+        from ontology.snapshot_registry import LOAD_HOOKS
 
         if release_encoder_hook not in ENCODER_HOOKS:
             ENCODER_HOOKS.append(release_encoder_hook)

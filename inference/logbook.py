@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from arg_platform.append_rows import insert_row
 from arg_platform.metrics import inference_observe
-from arg_platform.rows import insert_row
-from arg_platform.storable import storable_text
+from arg_platform.storable_text import storable_text
 from inference.contracts import OutcomeKind, plain, plain_fields
 from inference.models import InferenceLog
 from inference.pipeline import InferenceResult
@@ -19,7 +19,7 @@ def _json(value: Any) -> Any:
 def log_result(result: InferenceResult) -> InferenceLog:
     """Write the request's one log row (also for refused, blocked and failed requests).
 
-    One prepared INSERT (``arg_platform.rows``): the row is on the path of every request."""
+    One prepared INSERT (``arg_platform.append_rows``): the row is on the path of every request."""
     request = result.request
     decision, weaver, landing, route, outcome = (
         result.decision,

@@ -133,7 +133,7 @@ def run_inference(request: InferenceRequest, *, params: RoutingParams = DEFAULT_
     from inference.steps.fallback import abstention_outcome
     from inference.steps.graph_index import graph_runtime_for
     from inference.steps.weaver import weave, weaver_index_for
-    from ontology.snapshots import pin_snapshot
+    from ontology.snapshot_registry import pin_snapshot
 
     result = InferenceResult(request=request)
     started = time.perf_counter()

@@ -40,7 +40,7 @@ from inference.steps.policy_manager import (
     term_regex,
 )
 from ontology.graph_arrays import NODE_TYPE_CODE
-from ontology.snapshot import GraphSnapshot
+from ontology.graph_snapshot import GraphSnapshot
 from taxonomy.validator import LabelRecord, TaxonomyView, pair_key
 
 RUNTIME_CACHE_SIZE = 32

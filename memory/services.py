@@ -159,7 +159,7 @@ def label_context_for(
 
 
 def _node_exists(project: Project, node_id: str) -> bool:
-    from ontology.snapshots import pin_snapshot
+    from ontology.snapshot_registry import pin_snapshot
     from ontology.store import get_graph_store
 
     snapshot = pin_snapshot(project.pk)

@@ -13,7 +13,7 @@ class OntologyConfig(AppConfig):
 
         from .releases import release_snapshot_load
         from .selectors import nodes_for_label
-        from .snapshots import default_loader_set
+        from .snapshot_registry import default_loader_set
 
         default_loader_set(release_snapshot_load)
         attached_nodes_reader_set(nodes_for_label)

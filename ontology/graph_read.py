@@ -16,8 +16,8 @@ from arg_platform.errors import NotFound
 from projects.models import Project
 
 from .graph_arrays import NODE_TYPE_CODE, STATUS_CODE
-from .snapshot import GraphSnapshot
-from .snapshots import pin_snapshot
+from .graph_snapshot import GraphSnapshot
+from .snapshot_registry import pin_snapshot
 from .store import get_graph_store
 from .store.port import Direction, EdgeData, NodeData, ParameterSpec
 

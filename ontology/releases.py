@@ -3,7 +3,7 @@
 The *draft* is what experts and the offline loop edit: the taxonomy tables and the graph store.
 A *release* freezes the draft — taxonomy, typologies, policies, roles, graph, aliases, structural
 signals, node and label embeddings — into one bundle under a version and a checksum. Exactly one
-release per project is active; the online path serves only from it (through ``ontology.snapshots``).
+release per project is active; the online path serves only from it (through ``ontology.snapshot_registry``).
 Publishing refuses an invalid draft; nothing about the active release changes until the new bundle is
 complete and stored.
 """
@@ -40,10 +40,10 @@ from .graph_arrays import (
     bundle_members,
     graph_to_arrays,
 )
+from .graph_snapshot import GraphSnapshot, snapshot_build
 from .models import Release, ReleaseBundle
 from .pack_graph import alias_to_pack, edge_to_pack, node_to_pack
-from .snapshot import GraphSnapshot, snapshot_build
-from .snapshots import registry
+from .snapshot_registry import registry
 from .store import get_graph_store
 from .store.port import GraphData
 

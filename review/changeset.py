@@ -57,7 +57,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from arg_platform.errors import RuleViolation, Violation
-from arg_platform.storable import storable_text, unstorable_paths
+from arg_platform.storable_text import storable_text, unstorable_paths
 from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
 from ontology.store.port import ParameterSpec
 

@@ -99,7 +99,7 @@ def traffic_read(path: Path) -> TrafficPlan:
 
 
 def _unknown_nodes(project: Project, plan: TrafficPlan) -> list[str]:
-    from ontology.snapshots import pin_snapshot
+    from ontology.snapshot_registry import pin_snapshot
 
     snapshot = pin_snapshot(project.pk, force_check=True)
     if snapshot is None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from arg_platform.errors import Violation, ViolationCollector
 from arg_platform.patterns import pattern_problem
-from arg_platform.storable import storable_text, unstorable_paths
+from arg_platform.storable_text import storable_text, unstorable_paths
 from arg_platform.vocabulary import NODE_TYPES
 
 from .models import LABEL_ID_PATTERN, LabelStatus, MemoryScope, ResponseStyle

@@ -93,7 +93,7 @@ class World:
 
     def __init__(self, slug: str, seed: int) -> None:
         from ontology.releases import release_publish
-        from ontology.snapshots import registry
+        from ontology.snapshot_registry import registry
         from projects.models import Project
         from taxonomy.packs import pack_import
         from taxonomy.packs.reader import PackDocument
@@ -142,7 +142,7 @@ def _run(world: World, prompt: str, user: tuple[str, str], request_id: str, *, l
 
 
 def _chunk(world: World, node_id: str | None) -> str:
-    from ontology.snapshots import pin_snapshot
+    from ontology.snapshot_registry import pin_snapshot
 
     snapshot = pin_snapshot(world.project.pk, force_check=True)
     if snapshot is None or node_id is None or node_id not in snapshot.position:

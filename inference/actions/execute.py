@@ -50,7 +50,7 @@ from inference.actions.handlers import Execution, ResolvedHandler, invoke, json_
 from inference.actions.registry import ActionContext, HandlerRegistry, default_registry
 from inference.contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
 from inference.models import ActionExecution
-from ontology.snapshot import GraphSnapshot, NodeView
+from ontology.graph_snapshot import GraphSnapshot, NodeView
 
 ACTION_NODE_TYPES = frozenset({"Action", "DirectAction"})
 MAX_KEY_LENGTH = 128

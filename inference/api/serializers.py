@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from arg_platform.storable import UNSTORABLE_RE, unstorable_paths
+from arg_platform.storable_text import UNSTORABLE_RE, unstorable_paths
 
 MAX_PROMPT_FIELD = 20_000  # the envelope refuses prompts over 4,000 characters with its own rule
 

@@ -52,7 +52,7 @@ def _response_body(result: InferenceResult) -> dict[str, Any]:
     nodes: list[dict[str, str]] = []
     edges: list[list[str]] = []
     if result.route is not None and not restricted:
-        from ontology.snapshots import pin_snapshot
+        from ontology.snapshot_registry import pin_snapshot
 
         snapshot = pin_snapshot(result.request.project.pk)
         if snapshot is not None and snapshot.release_id == result.release_id:

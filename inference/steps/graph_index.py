@@ -35,7 +35,7 @@ import numpy as np
 from arg_platform.vocabulary import NodeStatus, NodeType, RiskLevel
 from inference.contracts import PolicyConstraints
 from ontology.graph_arrays import NODE_TYPE_CODE, NODE_TYPE_NAMES, RISK_CODE, STATUS_CODE
-from ontology.snapshot import GraphSnapshot
+from ontology.graph_snapshot import GraphSnapshot
 
 # Where traversal stops (§2.7): a node that answers, acts, remembers, asks or refuses.
 TERMINAL_TYPES: frozenset[str] = frozenset(

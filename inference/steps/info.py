@@ -50,7 +50,7 @@ from inference.contracts import (
     WeaverResult,
 )
 from inference.steps.clarification import Option, offerable_options, options_details
-from ontology.snapshot import GraphSnapshot, NodeView
+from ontology.graph_snapshot import GraphSnapshot, NodeView
 
 logger = logging.getLogger(__name__)
 

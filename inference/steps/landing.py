@@ -35,7 +35,7 @@ import numpy as np
 from arg_platform.vocabulary import NodeType
 from inference.contracts import Flag, Landing, PolicyDecision, WeaverResult
 from inference.steps.graph_index import GraphRuntime, NodeGate, cosines, matvec, rank_desc, type_mask
-from ontology.snapshot import GraphSnapshot
+from ontology.graph_snapshot import GraphSnapshot
 
 # Where a cold-start landing may put the request: nodes that inform or ask, never act (§2.4 v1.1).
 COLD_START_NODE_TYPES: frozenset[str] = frozenset(

@@ -62,7 +62,7 @@ from inference.steps.graph_index import (
     type_mask,
 )
 from ontology.graph_arrays import EDGE_TYPE_CODE, EDGE_TYPE_NAMES, NODE_TYPE_CODE, NODE_TYPE_NAMES
-from ontology.snapshot import GraphSnapshot
+from ontology.graph_snapshot import GraphSnapshot
 
 SEMANTIC_EDGE = "SEMANTIC"  # the pseudo edge type of a semantic ("vector jump") candidate
 SEMANTIC_CODE = -1

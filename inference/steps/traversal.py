@@ -45,7 +45,7 @@ from inference.steps.scoring import (
     edge_type_name,
 )
 from ontology.graph_arrays import EDGE_TYPE_CODE
-from ontology.snapshot import GraphSnapshot
+from ontology.graph_snapshot import GraphSnapshot
 
 SHORTCUT_TO_CODE = EDGE_TYPE_CODE[EdgeType.SHORTCUT_TO]
 

@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arg_platform.errors import RuleViolation, Violation
-from ontology.snapshots import pin_snapshot
+from ontology.snapshot_registry import pin_snapshot
 from projects.access import Capability, ProjectAccess
 from projects.api.base import request_token
 from projects.models import ApiToken
@@ -240,7 +240,7 @@ class MemoryView(APIView):
         hops: int,
     ) -> dict[str, Any]:
         from arg_platform.embedder import get_embedder
-        from ontology.snapshots import pin_snapshot
+        from ontology.snapshot_registry import pin_snapshot
 
         from ..canonical import normalize
 

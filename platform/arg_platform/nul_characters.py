@@ -7,7 +7,7 @@ the platform contains NUL, so such a request is refused at the door, for every v
 API's error shape (rule ``request.nul_character``) under ``/api/``, a plain page elsewhere. Request
 bodies need no such check: every text field of the API's serializers and the web forms refuses NUL with
 its own field message (DRF's and Django's validators), and the inference endpoint logs a refused binary
-prompt through ``arg_platform.storable``.
+prompt through ``arg_platform.storable_text``.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ from arg_platform.errors import Violation
 from inference.learning.encoder_finetune import encoder_for_documents
 from inference.runtime import taxonomy_view_from_documents
 from ontology.graph_arrays import GraphArrays, arrays_to_graph, bundle_load
+from ontology.graph_snapshot import GraphSnapshot
 from ontology.models import ReleaseBundle
 from ontology.releases import FrozenRelease, release_freeze, release_snapshot
-from ontology.snapshot import GraphSnapshot
 from ontology.store.port import GraphData, NodeData
 from ontology.validator import validate_graph
 from review.changeset import Op, changeset_fingerprint

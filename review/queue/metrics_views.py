@@ -56,7 +56,7 @@ def _live_metrics(project: Any) -> dict[str, Any]:
 
 
 def _titles(project: Any) -> dict[str, str]:
-    from ontology.snapshots import pin_snapshot
+    from ontology.snapshot_registry import pin_snapshot
 
     snapshot = pin_snapshot(project.pk)
     if snapshot is None:

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from arg_platform.errors import RuleViolation, Violation
-from arg_platform.storable import unstorable_paths
+from arg_platform.storable_text import unstorable_paths
 
 from ..file_guards import json_load, path_read, size_check, yaml_load
 
@@ -33,7 +33,7 @@ SECTIONS = (
 )
 # sections a pack may leave out: absent, the project's rows of that kind are kept as they are
 OPTIONAL_SECTIONS = ("distinct_terms",)
-# a pack refused for characters no database stores (``arg_platform.storable``) names this many places
+# a pack refused for characters no database stores (``arg_platform.storable_text``) names this many places
 MAX_CHARACTER_PROBLEMS = 20
 
 

@@ -59,7 +59,7 @@ def answer(client: Any, asked: str, choice: str, prompt: str = AMBIGUOUS) -> Any
 
 
 def node_labels(acme: Any, node_id: str) -> set[str]:
-    from ontology.snapshots import pin_snapshot
+    from ontology.snapshot_registry import pin_snapshot
 
     snapshot = pin_snapshot(acme.pk)
     return set(snapshot.node_labels[snapshot.position[node_id]])

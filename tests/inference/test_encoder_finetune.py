@@ -133,7 +133,7 @@ def test_release_vectors_and_the_request_embedding_come_from_the_release_encoder
     assert classifier_from_documents(snapshot.documents) is not None
     assert snapshot.documents["label_classifier"]["l2"] == classifier_module.FINETUNED_L2
 
-    monkeypatch.setattr("ontology.snapshots.pin_snapshot", lambda project_id: snapshot)
+    monkeypatch.setattr("ontology.snapshot_registry.pin_snapshot", lambda project_id: snapshot)
     prompt = "i lost my amex card"
     result = run_inference(
         InferenceRequest(

@@ -21,7 +21,7 @@ from inference.contracts import (
 from inference.steps.graph_index import GraphRuntime, graph_runtime_for
 from inference.steps.landing import COLD_START_NODE_TYPES, LandingParams, land
 from inference.steps.traversal import route
-from ontology.snapshot import GraphSnapshot
+from ontology.graph_snapshot import GraphSnapshot
 
 pytestmark = pytest.mark.django_db  # the session fixture publishes the demo release once
 

@@ -32,7 +32,7 @@ from inference.steps.scoring import (
     memory_signal_decay,
 )
 from ontology.graph_arrays import EDGE_TYPE_CODE, NODE_TYPE_CODE, RISK_CODE, STATUS_CODE, GraphArrays
-from ontology.snapshot import GraphSnapshot, snapshot_build
+from ontology.graph_snapshot import GraphSnapshot, snapshot_build
 
 pytestmark = pytest.mark.django_db  # the demo tests read the session's published demo release
 

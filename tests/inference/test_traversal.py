@@ -24,7 +24,7 @@ from inference.steps.graph_index import PASS_THROUGH_TYPES, TERMINAL_TYPES, Grap
 from inference.steps.landing import land
 from inference.steps.scoring import SEMANTIC_EDGE, ScoringParams, expand_and_score
 from inference.steps.traversal import TraversalParams, route
-from ontology.snapshot import GraphSnapshot
+from ontology.graph_snapshot import GraphSnapshot
 from tests.inference.test_scoring import BILLING_LABELS, FAQ_FIRST, PROMPT, tiny_snapshot, unit
 
 pytestmark = pytest.mark.django_db  # the demo tests read the session's published demo release

@@ -160,7 +160,7 @@ def test_a_memory_on_a_split_node_is_redirected_not_orphaned(mem_released, exper
     from memory.selectors import memory_read
     from ontology.releases import release_publish
     from ontology.services import alias_add, node_create, node_set_status
-    from ontology.snapshots import pin_snapshot
+    from ontology.snapshot_registry import pin_snapshot
     from ontology.store.port import AliasData, NodeData
 
     written = services.memory_write(

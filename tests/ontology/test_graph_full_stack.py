@@ -27,7 +27,7 @@ def _infer(client: Any, prompt: str) -> dict[str, Any]:
 @pytest.mark.django_db
 def test_pack_publish_infer_apply_publish_rollback_export(app_store: Any, token_client: Any) -> None:
     from ontology.models import Release
-    from ontology.snapshots import registry
+    from ontology.snapshot_registry import registry
     from projects.models import Project
     from review.loop.application import proposal_apply
     from review.loop.generators.merge import merge_changeset

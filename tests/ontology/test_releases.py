@@ -19,7 +19,7 @@ from ontology.releases import (
     release_publish,
     release_snapshot,
 )
-from ontology.snapshots import SnapshotRegistry, _Entry
+from ontology.snapshot_registry import SnapshotRegistry, _Entry
 from ontology.store import get_graph_store
 from ontology.store.port import EdgeData
 from taxonomy.models import Label

@@ -9,7 +9,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.forms.models import model_to_dict
 
-from arg_platform.rows import insert_row
+from arg_platform.append_rows import insert_row
 from inference.models import InferenceLog
 
 

@@ -21,7 +21,7 @@ SMALL_PACK = ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml"
 def fresh_snapshots() -> Any:
     """Forget the snapshots this process pinned: rolled-back tests reuse project and release ids, so a
     snapshot cached by an earlier test could otherwise pass for the current release."""
-    from ontology.snapshots import registry
+    from ontology.snapshot_registry import registry
 
     registry.clear()
     yield registry

@@ -282,7 +282,7 @@ def demo_pk(django_db_setup: Any, django_db_blocker: Any) -> Iterator[int]:
 
 
 def _fresh(pk: int) -> Any:
-    from ontology.snapshots import registry
+    from ontology.snapshot_registry import registry
     from projects.models import Project
 
     registry.invalidate(pk)  # a release published by an earlier (rolled back) test is not served

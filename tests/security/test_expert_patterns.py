@@ -28,7 +28,7 @@ from inference.models import InferenceLog
 from inference.pipeline import InferenceRequest, run_inference
 from inference.runtime import runtime_for
 from ontology.releases import release_publish
-from ontology.snapshots import pin_snapshot
+from ontology.snapshot_registry import pin_snapshot
 from projects.models import Project
 from taxonomy.models import Policy, Role
 from taxonomy.packs import pack_import

@@ -26,7 +26,7 @@ import ontology.store as store_module
 from inference.contracts import PolicyState, RequestContext
 from inference.pipeline import InferenceRequest, run_inference
 from ontology.releases import release_publish
-from ontology.snapshots import pin_snapshot
+from ontology.snapshot_registry import pin_snapshot
 from taxonomy.models import Role
 from taxonomy.packs import pack_import
 from taxonomy.packs.reader import pack_parse

@@ -229,7 +229,7 @@ class Command(BaseCommand):
     @staticmethod
     def _encoder_document(project: Any) -> dict[str, Any] | None:
         from inference.learning.encoder_finetune import DOCUMENT
-        from ontology.snapshots import pin_snapshot
+        from ontology.snapshot_registry import pin_snapshot
 
         return pin_snapshot(project.pk).documents.get(DOCUMENT)
 
@@ -243,7 +243,7 @@ class Command(BaseCommand):
         from bench.routing import OOS
         from inference.learning.classifier import OOS_CLASS, classifier_from_documents
         from inference.learning.encoder_finetune import encoder_for_documents
-        from ontology.snapshots import pin_snapshot
+        from ontology.snapshot_registry import pin_snapshot
 
         snapshot = pin_snapshot(project.pk)
         classifier = classifier_from_documents(snapshot.documents)

@@ -25,7 +25,7 @@ CHILD = r"""
 import json, random, resource, sys, time
 t0 = time.perf_counter()
 from ontology.graph_arrays import bundle_load
-from ontology.snapshot import snapshot_build
+from ontology.graph_snapshot import snapshot_build
 imported = time.perf_counter() - t0
 blob = open(sys.argv[1], "rb").read()
 t = time.perf_counter()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from .snapshot import GraphSnapshot
+from .graph_snapshot import GraphSnapshot
 
 SnapshotLoader = Callable[[int, int], GraphSnapshot]
 _default_loader: SnapshotLoader | None = None

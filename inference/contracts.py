@@ -131,6 +131,7 @@ class WeaverResult:
     def policy_gated(self) -> bool:
         """The request is about labels the caller's policy does not allow: the weaver had labels to route
         to (not OOD) and the policy's label gate alone removed every one of them from ``L_final``."""
+        # late: keeps these value types importable before the app registry (the validator imports models)
         from taxonomy.validator import POLICY_LABEL_GATE
 
         return (

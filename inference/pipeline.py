@@ -38,6 +38,7 @@ from inference.contracts import (
 from inference.steps.clarification import Clarified
 from inference.steps.landing import LandingParams
 from inference.steps.weaver import WeaverParams
+from ontology import snapshot_registry  # a module: pin_snapshot is looked up per call (tests patch it)
 
 ACTION_TYPES = frozenset({"Action", "DirectAction"})
 INFO_TYPES = frozenset({"Info", "InfoStable", "FAQ", "Shortcut", "MemoryRead", "Decision"})
@@ -133,13 +134,16 @@ def run_inference(request: InferenceRequest, *, params: RoutingParams = DEFAULT_
     from inference.steps.fallback import abstention_outcome
     from inference.steps.graph_index import graph_runtime_for
     from inference.steps.weaver import weave, weaver_index_for
-    from ontology.snapshot_registry import pin_snapshot
 
     result = InferenceResult(request=request)
     started = time.perf_counter()
     try:
         # pinned for the whole request (hard rule 3); offline replay passes a shadow release's snapshot
-        snapshot = request.snapshot if request.snapshot is not None else pin_snapshot(request.project.pk)
+        snapshot = (
+            request.snapshot
+            if request.snapshot is not None
+            else snapshot_registry.pin_snapshot(request.project.pk)
+        )
         if snapshot is None:
             raise NoActiveRelease(f"project {request.project.slug} has no active release; publish one first")
         result.release_id, result.release_version = snapshot.release_id, snapshot.version

@@ -16,13 +16,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from arg_platform.ui import project_view, render_page
-from inference.contracts import RequestContext
 from inference.feedback import ANSWERED_BY
 from inference.models import InferenceLog
-from inference.pipeline import InferenceRequest
-from inference.services import inference_run
+from inference.services import Caller, inference_call
 from inference.steps.clarification import options_offered
 from projects.access import ProjectAccess
+from taxonomy.models import Label
+from taxonomy.selectors import role_list
 
 PAGE_SIZE = 50
 STEP_ORDER = (
@@ -47,8 +47,6 @@ class TryForm(forms.Form):
 
 
 def _roles(access: ProjectAccess) -> list[str]:
-    from taxonomy.selectors import role_list
-
     return [r.key for r in role_list(project=access.project)]
 
 
@@ -61,18 +59,17 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         role = form.cleaned_data["role"].strip() or None
         answers = form.cleaned_data["answers"].strip()
-        result = inference_run(
-            InferenceRequest(
-                request_id=getattr(request, "request_id", None) or uuid.uuid4().hex,
-                project=access.project,
-                prompt=form.cleaned_data["prompt"],
-                context=RequestContext(role=role),
-                caller=f"user:{request.user.pk}",
-                default_role=role,
-                disambiguation=(answers, form.cleaned_data["choice"]) if answers else None,
-            ),
+        body: dict[str, Any] = {"prompt": form.cleaned_data["prompt"], "context": {"role": role}}
+        if answers:
+            body["disambiguation"] = {"request_id": answers, "choice": form.cleaned_data["choice"]}
+        caller = Caller(
+            project=access.project,
+            request_id=getattr(request, "request_id", None) or uuid.uuid4().hex,
+            name=f"user:{request.user.pk}",
+            role=role,
             user_answer=False,
         )
+        result = inference_call(caller=caller, body=body)
         return redirect("inference:trace_detail", access.project.slug, result.request.request_id)
     logs = InferenceLog.objects.filter(project=access.project)
     kind = request.GET.get("kind", "")
@@ -113,8 +110,6 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 
 def _label_names(log: InferenceLog, also: set[str]) -> dict[str, str]:
-    from taxonomy.models import Label
-
     ids = (
         set(log.labels_final)
         | set(log.labels_raw)

@@ -94,9 +94,7 @@ ARTICLE_OFFSET_RE = re.compile(
     r"\b(?:an?|one)\s+(second|minute|hour|day|week|fortnight|month|year|decade)\s+"
     r"(ahead|before|early|earlier|late|later|in advance)\b"
 )
-MONTH_NAMES = (
-    "january|february|march|april|month-may|june|july|august|september|october|november|december"
-)
+MONTH_NAMES = "january|february|march|april|month-may|june|july|august|september|october|november|december"
 ENVIRONMENTS = {
     "production": "production", "prod": "production", "live": "production", "staging": "staging",
     "stage": "staging", "preprod": "staging", "development": "development", "dev": "development",
@@ -132,7 +130,7 @@ ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("junior", "lead"), ("technical", "non-technical"), ("primary", "replica"), ("peaks", "drops"),
     ("spikes", "drops"), ("start", "end"), ("first", "last"), ("everyone", "nobody"),
     ("everything", "nothing"), ("all", "none"),
-    # from the development negatives of v1–v4 (compared on stems, see comparator._polarity_flips)
+    # from the development negatives of v1–v4 (on stems, see comparator.discriminators._polarity_flips)
     ("over", "under"), ("above", "below"), ("automatically", "manually"), ("automatic", "manual"),
     ("inbound", "outbound"), ("weekday", "weekend"), ("hot", "cold"), ("soft", "hard"), ("early", "late"),
     ("helpful", "unhelpful"), ("active", "inactive"), ("shown", "hidden"), ("formal", "informal"),

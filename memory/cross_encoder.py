@@ -36,6 +36,7 @@ from typing import Any
 
 from django.conf import settings
 
+from arg_platform.embedder import folder_checksum
 from memory.pairs import RESOURCES_DIR, pairs_load
 
 logger = logging.getLogger(__name__)
@@ -93,8 +94,6 @@ def base_model_path() -> Path:
 
 @functools.cache
 def base_model_key() -> str:
-    from arg_platform.embedder import folder_checksum
-
     return folder_checksum(base_model_path())
 
 

@@ -8,7 +8,7 @@ Edges are built online when an item is written, each from one bounded indexed qu
   a correction marker ("actually", "correction:", "I meant", …) answering the previous item of the
   session about the same labels (weight 0.8);
 * **REFERENTIAL** — new item → up to ``REFERENTIAL_LIMIT`` recent items of the same subject attached to
-  the same node ("shared file" of the seed), weight = cosine;
+  the same node (the "shared file" they both belong to), weight = cosine;
 * **CATEGORICAL** — new item → the latest item of the same InfoKey category (same label signature and
   InfoType, same subject), weight = cosine;
 * **TRAJECTORY** — first item of the session → its latest item (moved forward as the session grows),
@@ -209,7 +209,7 @@ def _adjacency(
 
 
 def graph_rerank(candidates: Sequence[tuple[int, float]], *, boost: float = 0.3, k: int = 10) -> list[Hit]:
-    """Seed 003 pattern 1: ``final = (1 − boost)·similarity + boost·graph_score``, where graph_score is
+    """Graph re-ranking: ``final = (1 − boost)·similarity + boost·graph_score``, where graph_score is
     the summed weight of a hit's edges to the *other* hits, normalized by the best one."""
     ids = {episode_id for episode_id, _ in candidates}
     strength: dict[int, float] = defaultdict(float)
@@ -243,7 +243,7 @@ def expand(
     k: int = 10,
     allowed: set[int] | None = None,
 ) -> list[Hit]:
-    """Seed 003 pattern 2: follow edges (both directions) up to ``max_hops`` from ``seeds``; each reached
+    """Multi-hop expansion: follow edges (both directions) up to ``max_hops`` from ``seeds``; each reached
     item scores ``0.4·path weight + 0.6·cosine(query)``. ``allowed`` bounds what may be returned (the
     caller's scope filter)."""
     best: dict[int, tuple[float, int]] = {}
@@ -287,7 +287,7 @@ def expand(
 def session_reconstruct(
     episode: EpisodicMemory, *, max_turns: int = SESSION_MAX_TURNS
 ) -> list[EpisodicMemory]:
-    """Seed 003 pattern 3: the item's session, in order, by following temporal edges back and forth
+    """Session reconstruction: the item's session, in order, by following temporal edges back and forth
     (at most ``max_turns`` each way)."""
     backward: list[int] = []
     current = episode.pk

@@ -5,11 +5,15 @@ A request pins it once and uses that object to the end, so a release published o
 meanwhile cannot change what the request sees. The registry checks which release is active at most
 every ``ARG_SNAPSHOT_CHECK_S`` seconds (one indexed query) and, when it changed, loads the new bundle
 and replaces the entry with a single reference assignment — readers see the old snapshot or the new
-one, never a mixture. Every web and worker process holds its own registry.
+one, never a mixture. Every web and worker process holds its own registry. A web worker also runs
+the registry's refresher (``refresher_start``, from ``arg_platform.gunicorn_conf``): it loads each newly
+active release, and runs the ``LOAD_HOOKS`` that build what the online path needs from it, in the
+background, so requests find the snapshot ready instead of building it.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +22,8 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from .graph_snapshot import GraphSnapshot
+
+logger = logging.getLogger(__name__)
 
 SnapshotLoader = Callable[[int, int], GraphSnapshot]
 _default_loader: SnapshotLoader | None = None
@@ -111,6 +117,47 @@ class SnapshotRegistry:
             self.loads += 1
             self._entries[project_id] = _Entry(snapshot, time.monotonic())  # the atomic swap
             return snapshot
+
+    def refresh(self) -> int:
+        """Load the snapshot of every active release this registry does not hold yet, before any request
+        asks for it (one query for all projects); the number loaded. A project's entry is replaced as a
+        pin replaces it: the old snapshot or the new one, never a mixture."""
+        from .models import Release
+
+        loaded = 0
+        active = Release.objects.filter(is_active=True).values_list("project_id", "pk", "checksum")
+        for project_id, release_id, checksum in active:
+            entry = self._entries.get(project_id)
+            if entry is None or not self._is(entry.snapshot, (release_id, checksum)):
+                before = self.loads
+                self.pin(project_id, force_check=True)
+                loaded += self.loads - before
+        return loaded
+
+    def refresher_start(
+        self, *, interval_s: float | None = None, stop: threading.Event | None = None
+    ) -> threading.Thread:
+        """A daemon thread that calls ``refresh`` every ``interval_s`` (default ``ARG_SNAPSHOT_CHECK_S``)
+        until ``stop`` is set, so a web process builds a published release's snapshot and runtime in the
+        background and its requests find them ready. A failed refresh (database away) is logged and
+        tried again."""
+        stopped = stop or threading.Event()
+
+        def run() -> None:
+            from django.db import close_old_connections
+
+            while not stopped.is_set():
+                try:
+                    self.refresh()
+                except Exception:  # the next round tries again; requests still pin on their own
+                    logger.exception("snapshot refresh failed")
+                finally:
+                    close_old_connections()
+                stopped.wait(interval_s if interval_s is not None else self._interval())
+
+        thread = threading.Thread(target=run, name="snapshot-refresher", daemon=True)
+        thread.start()
+        return thread
 
     def invalidate(self, project_id: int) -> None:
         """Forget the check time so the next pin looks at the active release again (this process only;

@@ -67,7 +67,7 @@ RISK_ORDER = {RiskLevel.LOW.value: 0, RiskLevel.MEDIUM.value: 1, RiskLevel.HIGH.
 
 
 def weight_tier(weight: float) -> str:
-    """Seed 001 tiers: reflex ≥ 0.6, habitual 0.2–0.6, dormant < 0.2, inhibitory ≤ −0.01 (a hard veto)."""
+    """The tier of an edge weight: reflex ≥ 0.6, habitual 0.2–0.6, dormant < 0.2, inhibitory ≤ −0.01 (a hard veto)."""
     if weight <= -0.01:
         return "inhibitory"
     if weight >= 0.6:

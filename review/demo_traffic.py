@@ -25,6 +25,7 @@ from inference.feedback import feedback_record
 from inference.models import InferenceLog
 from inference.pipeline import InferenceRequest
 from inference.services import inference_run
+from ontology.snapshot_registry import pin_snapshot
 from projects.models import Project
 
 FORMAT = "arg-demo-traffic/1"
@@ -99,8 +100,6 @@ def traffic_read(path: Path) -> TrafficPlan:
 
 
 def _unknown_nodes(project: Project, plan: TrafficPlan) -> list[str]:
-    from ontology.snapshot_registry import pin_snapshot
-
     snapshot = pin_snapshot(project.pk, force_check=True)
     if snapshot is None:
         raise RuleViolation(

@@ -48,7 +48,9 @@ from projects.models import Project
 from .file_guards import json_ld_check, json_lines_depth_check, size_check, xml_check
 from .models import KEY_PATTERN, LABEL_ID_PATTERN, Cluster, Label, LabelStatus, Policy
 from .selectors import taxonomy_view
-from .services import STATUS_TRANSITIONS, _clean_list, _compute_path, _user_or_none, knowledge_changed
+from .services import STATUS_TRANSITIONS, knowledge_changed
+from .services.knowledge import _clean_list, _user_or_none
+from .services.labels import _compute_path
 from .validator import LabelRecord, TaxonomyView, validate_taxonomy
 
 ARG = Namespace("https://arg-platform.dev/ns#")

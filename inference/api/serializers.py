@@ -1,69 +1,13 @@
-"""Input and output of ``POST /api/v1/infer`` and ``POST /api/v1/feedback``."""
+"""Output of ``POST /api/v1/infer`` and input and output of ``POST /api/v1/feedback``; the body of
+``/infer`` is read by ``inference.request_body`` (``InferRequestSerializer`` is re-exported for the schema)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
-from arg_platform.storable_text import UNSTORABLE_RE, unstorable_paths
+from inference.request_body import InferRequestSerializer
 
-MAX_PROMPT_FIELD = 20_000  # the envelope refuses prompts over 4,000 characters with its own rule
-
-
-class ContextSerializer(serializers.Serializer):
-    role = serializers.CharField(max_length=63, required=False, allow_null=True)
-    product = serializers.CharField(max_length=120, required=False, allow_null=True)
-    channel = serializers.CharField(max_length=40, required=False, allow_null=True)
-    language = serializers.CharField(max_length=16, required=False, allow_null=True)
-    history = serializers.ListField(
-        child=serializers.CharField(max_length=2000), required=False, max_length=20
-    )
-    timestamp = serializers.DateTimeField(required=False, allow_null=True)
-    session_id = serializers.CharField(max_length=128, required=False, allow_null=True)
-    typology = serializers.CharField(max_length=63, required=False, allow_null=True)
-    user_id = serializers.CharField(max_length=128, required=False, allow_null=True)
-
-
-class PromptField(serializers.CharField):
-    """A prompt as sent: NUL and other binary content reach the envelope, which refuses them with
-    ``request.prompt_binary`` (DRF's own null-character check would hide that rule)."""
-
-    def __init__(self, **kwargs: Any) -> None:  # CharField's keyword arguments, passed through
-        super().__init__(**kwargs)
-        self.validators = [
-            v for v in self.validators if type(v).__name__ != "ProhibitNullCharactersValidator"
-        ]
-
-
-def _parameters_checked(value: Any) -> None:
-    """Action parameters are stored with the request's log row and the action's outcome: no NUL or
-    lone surrogate characters, as for every text field."""
-    if next(unstorable_paths(value), None) is not None:
-        raise serializers.ValidationError("Null characters and lone surrogates are not allowed.")
-
-
-class DisambiguationSerializer(serializers.Serializer):
-    """The answer to an earlier request's "Do you mean X or Y?" (``inference.steps.clarification``)."""
-
-    request_id = serializers.CharField(max_length=64, help_text="the request that asked")
-    choice = serializers.CharField(max_length=200, help_text="an option's LabelID or its name")
-
-
-class InferRequestSerializer(serializers.Serializer):
-    prompt = PromptField(max_length=MAX_PROMPT_FIELD, allow_blank=True, trim_whitespace=False)
-    # a declared field (DRF collects it), not Field.context
-    context = ContextSerializer(required=False)  # type: ignore[assignment]
-    parameters = serializers.DictField(
-        required=False, help_text="Action parameters, when known", validators=[_parameters_checked]
-    )
-    dry_run = serializers.BooleanField(required=False, default=False)
-    idempotency_key = serializers.CharField(max_length=128, required=False, allow_blank=True)
-    disambiguation = DisambiguationSerializer(
-        required=False,
-        help_text='answers the "Do you mean X or Y?" of an earlier request: this one is answered for '
-        "the chosen label (send the prompt the question was about)",
-    )
+__all__ = ["InferRequestSerializer"]
 
 
 class CitationSerializer(serializers.Serializer):
@@ -137,99 +81,3 @@ class FeedbackResponseSerializer(serializers.Serializer):
     request_id = serializers.CharField()
     outcome_status = serializers.CharField()
     silent_outcome = serializers.BooleanField()
-
-
-# --- the plain path of POST /api/v1/infer -------------------------------------------------------------
-
-
-def _max_length(field: serializers.Field) -> int:
-    """The ``max_length`` a declared CharField or ListField sets (every one read below sets it)."""
-    if not isinstance(field, serializers.CharField | serializers.ListField) or field.max_length is None:
-        raise TypeError(f"{field!r} declares no max_length")
-    return field.max_length
-
-
-def _child(field: serializers.Field) -> serializers.Field:
-    if not isinstance(field, serializers.ListField):
-        raise TypeError(f"{field!r} is not a ListField")
-    return field.child
-
-
-_CONTEXT_CHARS = {
-    name: _max_length(field)
-    for name, field in ContextSerializer._declared_fields.items()
-    if type(field) is serializers.CharField
-}
-_HISTORY = ContextSerializer._declared_fields["history"]
-_HISTORY_ITEMS, _HISTORY_ITEM_CHARS = _max_length(_HISTORY), _max_length(_child(_HISTORY))
-_TOP_KEYS = frozenset(InferRequestSerializer._declared_fields)
-_PROMPT_CHARS = _max_length(InferRequestSerializer._declared_fields["prompt"])
-_KEY_CHARS = _max_length(InferRequestSerializer._declared_fields["idempotency_key"])
-
-
-def _plain_text(value: Any, limit: int) -> str | None:
-    """A CharField value (whitespace trimmed) when it is a plain, non-blank string within ``limit``."""
-    if type(value) is not str or UNSTORABLE_RE.search(value):
-        return None
-    value = value.strip()
-    return value if value and len(value) <= limit else None
-
-
-def plain_infer_request(data: Any) -> dict[str, Any] | None:
-    """``InferRequestSerializer(data=data).validated_data`` for a plain request, or ``None``.
-
-    DRF builds a serializer by deep-copying every declared field, which costs about a quarter of a
-    millisecond per request, a tenth of what the endpoint adds to the embedding. A client app's request
-    is almost always plain: a JSON object of the declared keys holding strings, a list of strings, a
-    boolean and a flat parameter object. This reads such a request directly; anything else — a missing
-    or blank value, another type, a timestamp, an unknown key, a value over its limit, a NUL or
-    surrogate character, a continuation's ``disambiguation`` — returns ``None`` and the serializer
-    decides, with its own field messages.
-    The two agree wherever this answers (``tests/inference/test_plain_request.py`` checks it on
-    generated requests), and the limits are read from the serializers above, never repeated.
-    """
-    if type(data) is not dict or not data.keys() <= _TOP_KEYS or "disambiguation" in data:
-        return None  # a continuation is rare: the serializer reads it
-    prompt = data.get("prompt")
-    if type(prompt) is not str or len(prompt) > _PROMPT_CHARS or UNSTORABLE_RE.search(prompt):
-        return None
-    valid: dict[str, Any] = {"prompt": prompt}
-    if "context" in data:
-        context = data["context"]
-        if type(context) is not dict:
-            return None
-        plain: dict[str, Any] = {}
-        for name, value in context.items():
-            if name in _CONTEXT_CHARS:
-                if value is not None:
-                    value = _plain_text(value, _CONTEXT_CHARS[name])
-                    if value is None:
-                        return None
-            elif name == "history":
-                if type(value) is not list or len(value) > _HISTORY_ITEMS:
-                    return None
-                value = [_plain_text(item, _HISTORY_ITEM_CHARS) for item in value]
-                if None in value:
-                    return None
-            else:  # the timestamp (parsed by DRF) or a key the serializer ignores
-                return None
-            plain[name] = value
-        valid["context"] = plain
-    if "parameters" in data:
-        parameters = data["parameters"]
-        if type(parameters) is not dict or next(unstorable_paths(parameters), None) is not None:
-            return None
-        valid["parameters"] = dict(parameters)
-    dry_run = data.get("dry_run", False)
-    if type(dry_run) is not bool:
-        return None
-    valid["dry_run"] = dry_run
-    if "idempotency_key" in data:
-        key = data["idempotency_key"]
-        if type(key) is not str or UNSTORABLE_RE.search(key):
-            return None
-        key = key.strip()
-        if len(key) > _KEY_CHARS:
-            return None
-        valid["idempotency_key"] = key
-    return valid

@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from arg_platform.embedder import get_embedder
 from arg_platform.errors import RuleViolation, Violation
 from ontology.snapshot_registry import pin_snapshot
 from projects.access import Capability, ProjectAccess
@@ -239,9 +240,6 @@ class MemoryView(APIView):
         limit: int,
         hops: int,
     ) -> dict[str, Any]:
-        from arg_platform.embedder import get_embedder
-        from ontology.snapshot_registry import pin_snapshot
-
         from ..canonical import normalize
 
         snapshot = pin_snapshot(access.project.pk)

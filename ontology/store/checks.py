@@ -18,6 +18,8 @@ from ontology.validator import (
     status_change_violations,
     validate_graph,
 )
+from projects.models import Project
+from taxonomy.selectors import taxonomy_view
 
 from .port import DIRECTIONS, AliasData, EdgeData, GraphData, NodeData
 
@@ -34,9 +36,6 @@ class TaxonomyRefs:
 
 def taxonomy_refs(project_id: int) -> TaxonomyRefs:
     """The project's labels and clusters, read through the taxonomy selectors (Django database)."""
-    from projects.models import Project
-    from taxonomy.selectors import taxonomy_view
-
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         raise NotFound(f"project {project_id} not found")

@@ -17,15 +17,20 @@ TORCH_THREADS_PER_WORKER = 1
 
 
 def post_worker_init(worker: Any) -> None:
-    """After the worker has loaded the application, before it serves: pin torch's thread pool, and read
-    the registry comparator's WordNet lexicon in the background (≈ 1 s once per worker; otherwise the
-    worker's first memory write would wait for it)."""
+    """After the worker has loaded the application, before it serves: pin torch's thread pool, start the
+    snapshot refresher (it loads every active release's snapshot and runtime now, and each newly
+    published one as it becomes active, so no request builds them), and read the registry comparator's
+    WordNet lexicon in the background (≈ 1 s once per worker; otherwise the worker's first memory write
+    would wait for it)."""
     import threading
 
     import torch
 
+    # late: gunicorn's master reads this module before Django is set up; the worker has loaded the apps
     from memory.lexicon import lexicon
+    from ontology.snapshot_registry import registry
 
     torch.set_num_threads(TORCH_THREADS_PER_WORKER)
     worker.log.info("torch threads per worker: %d", torch.get_num_threads())
+    registry.refresher_start()
     threading.Thread(target=lexicon, name="lexicon-warm-up", daemon=True).start()

@@ -172,7 +172,7 @@ class PlatformCollector:
         from django.db.models import Count
 
         from arg_platform.models import Job
-        from ontology.models import Release
+        from ontology.models import Release  # late: upward import (ignore list), read when scraped
 
         queue = GaugeMetricFamily("arg_queue_depth", "Broker messages waiting per queue", labels=["queue"])
         broker_up = GaugeMetricFamily("arg_broker_up", "1 when the broker answered the depth query")
@@ -205,7 +205,7 @@ class PlatformCollector:
         try:
             from django.db.models import Count
 
-            from review.models import Proposal
+            from review.models import Proposal  # late: upward import (ignore list), read when scraped
         except ImportError:  # pragma: no cover - review app always installed
             return
         proposals = GaugeMetricFamily(

@@ -219,7 +219,11 @@ if GRAPH_BACKEND == "neo4j" and not NEO4J_URI:
     raise ImproperlyConfigured("NEO4J_URI must be set when ARG_GRAPH_BACKEND=neo4j")
 
 SNAPSHOT_CHECK_S = float(
-    env_str("ARG_SNAPSHOT_CHECK_S", "1.0", doc="how often a process checks which release is active (s)")
+    env_str(
+        "ARG_SNAPSHOT_CHECK_S",
+        "1.0",
+        doc="how often a process checks which release is active, and a web worker preloads a new one (s)",
+    )
 )
 
 # --- Celery ---------------------------------------------------------------------------------------

@@ -217,6 +217,7 @@ class TokenRateThrottle:
     """
 
     def allow_request(self, request: Any, view: Any) -> bool:
+        # late: settings import this module before the app registry is ready
         from projects.models import ApiToken
 
         token = request.auth if isinstance(request.auth, ApiToken) else None

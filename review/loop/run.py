@@ -39,6 +39,8 @@ from django.utils import timezone
 
 from arg_platform.errors import DomainError
 from arg_platform.models import Job
+from inference.models import Feedback
+from ontology.models import Release
 from projects.models import Project
 from review.changeset import changeset_dump, changeset_fingerprint, changeset_load, changeset_targets
 from review.loop.bins import bin_for, boost_zones, silent_success_sample
@@ -150,8 +152,6 @@ def offline_run_get_or_open(
     actor: Any = None,
 ) -> tuple[OfflineRun, bool]:
     """``(run, created)``: the run with this key, or a new one over the last ``window_days``."""
-    from ontology.models import Release
-
     if idempotency_key:
         existing = OfflineRun.objects.filter(project=project, idempotency_key=idempotency_key).first()
         if existing is not None:
@@ -250,6 +250,7 @@ def step_consolidate(run: OfflineRun, progress: Progress | None = None) -> dict[
     started = time.perf_counter()
     result: dict[str, Any] = {"available": False}
     try:
+        # late: optional, probes whether the memory app offers a consolidation service
         from memory import services as memory_services  # type: ignore[attr-defined]
 
         consolidate = getattr(memory_services, "memory_consolidate", None)
@@ -426,8 +427,6 @@ def _recalibration(run: OfflineRun, night: Night) -> dict[str, Any]:
     With at least 10 labels in the window, the weight of uncertain gains is scaled by (1 − error rate)
     and the silence penalty by (1 + error rate) for this night.
     """
-    from inference.models import Feedback
-
     labels = list(
         Feedback.objects.filter(
             log__project=run.project,

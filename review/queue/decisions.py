@@ -30,13 +30,17 @@ from django.utils import timezone
 
 from arg_platform.audit import audit_record
 from arg_platform.errors import DomainError, RuleViolation, Violation
+from inference.feedback import feedback_record
+from inference.models import Feedback
 from ontology.models import Release
 from projects.models import Project
 from review.changeset import changeset_dump, changeset_fingerprint, changeset_load, changeset_targets
 from review.models import Proposal, ProposalDecision, ProposalStatus
 from review.queue.filtersets import DECIDABLE_STATUSES
 from review.queue.preview import changeset_preview
-from review.queue.selectors import reviewer_list
+from review.queue.selectors import reviewer_list, silent_sample_get
+from taxonomy.selectors import label_get
+from taxonomy.services import label_set_status
 
 Action = ProposalDecision.Action
 REASON_MAX = 1000
@@ -444,10 +448,6 @@ def silent_success_label(
     UNCERTAIN (silence never becomes a confirmation), while the label feeds the hidden-error-rate
     estimate used to recalibrate C_info, the silence penalty and the confidence thresholds.
     """
-    from inference.feedback import feedback_record
-    from inference.models import Feedback
-    from review.queue.selectors import silent_sample_get
-
     log = silent_sample_get(project=project, request_id=request_id)
     with transaction.atomic():
         log = feedback_record(
@@ -477,9 +477,6 @@ def shadow_label_activate(*, project: Project, label_id: str, actor: Any, reason
 
     The draft changes at once; clients see the label from the next release on.
     """
-    from taxonomy.selectors import label_get
-    from taxonomy.services import label_set_status
-
     label = label_get(project=project, label_id=label_id)
     if label.status != "SHADOW":
         raise RuleViolation(

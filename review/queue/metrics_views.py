@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from arg_platform.ui import project_view, render_page
+from ontology.snapshot_registry import pin_snapshot
 from projects.access import ProjectAccess
 from review.models import OfflineRun
 
@@ -56,8 +57,6 @@ def _live_metrics(project: Any) -> dict[str, Any]:
 
 
 def _titles(project: Any) -> dict[str, str]:
-    from ontology.snapshot_registry import pin_snapshot
-
     snapshot = pin_snapshot(project.pk)
     if snapshot is None:
         return {}

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.urls import reverse
 
+from memory.selectors import registry_unsure_list
 from projects.access import Capability
 from projects.models import Project
 from review.models import Proposal
@@ -35,8 +36,6 @@ EMAIL_PROPOSALS = 20  # proposals listed in one email (the rest are counted)
 
 def review_inbox_counts(*, project: Project) -> dict[str, int]:
     """What awaits a reviewer in ``project``, per review list."""
-    from memory.selectors import registry_unsure_list
-
     return {
         "proposals": review_pending_count(project=project),
         "silent": silent_sample_count(project=project),

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arg_platform.errors import RuleViolation, Violation
+from ontology.graph_arrays import arrays_to_graph, bundle_load
+from ontology.models import ReleaseBundle
 from ontology.releases import draft_state
 from ontology.store.port import EdgeData, GraphData, NodeData
 from projects.models import Project
@@ -321,9 +323,6 @@ def _actions_on_new_paths(preview: ChangesetPreview) -> list[ActionOnPath]:
 
 def release_state(release: Any) -> tuple[GraphData, dict[str, Any]]:
     """A release's frozen graph and documents (to show an applied proposal against what it changed)."""
-    from ontology.graph_arrays import arrays_to_graph, bundle_load
-    from ontology.models import ReleaseBundle
-
     blob = ReleaseBundle.objects.values_list("blob", flat=True).get(release_id=release.pk)
     bundle = bundle_load(bytes(blob))
     return arrays_to_graph(bundle.arrays), dict(bundle.documents)

@@ -20,6 +20,8 @@ from typing import Any
 
 from django.urls import reverse
 
+from inference.models import InferenceLog
+from memory.models import EpisodicMemory
 from ontology.graph_read import Neighbourhood
 from ontology.models import Release
 from ontology.views.picture import Picture, picture_layout, picture_select
@@ -164,8 +166,6 @@ def _labelled(values: dict[str, Any], spec: tuple[tuple[str, str], ...]) -> list
 
 
 def _zone_requests(proposal: Proposal, access: ProjectAccess) -> list[Any]:
-    from inference.models import InferenceLog
-
     plan = (proposal.replay or {}).get("plan") or {}
     ids = [i for i in plan.get("zone_log_ids", []) if isinstance(i, int)][:ZONE_REQUESTS]
     if not ids:
@@ -181,8 +181,6 @@ def _rerouted(proposal: Proposal) -> list[dict[str, Any]]:
 
 
 def _memories(access: ProjectAccess, node_ids: list[str]) -> dict[str, Any]:
-    from memory.models import EpisodicMemory
-
     items = EpisodicMemory.objects.filter(project=access.project, node_id__in=node_ids).defer("embedding")
     return {"count": items.count(), "examples": list(items.order_by("-id")[:MEMORY_EXAMPLES])}
 
@@ -225,7 +223,9 @@ def proposal_context(access: ProjectAccess, proposal: Proposal, **bound: Any) ->
     return {
         "nav": "review",
         "proposal": proposal,
-        "draft_conflict": draft_conflicts(proposal=proposal, draft=KnowledgeState(preview.before, preview.documents))
+        "draft_conflict": draft_conflicts(
+            proposal=proposal, draft=KnowledgeState(preview.before, preview.documents)
+        )
         if pending and preview.applies
         else "",
         "preview": preview,

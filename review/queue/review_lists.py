@@ -20,7 +20,11 @@ from django.http import HttpRequest, HttpResponse
 
 from arg_platform.errors import RuleViolation
 from arg_platform.ui import REFUSED, go_to, render_page
+from memory.selectors import registry_attempt_get, registry_unsure_list, term_hints_annotate
+from memory.services import registry_unsure_resolve
+from ontology.selectors import node_count_for_label
 from projects.access import Capability, ProjectAccess
+from review.models import Proposal, ProposalKind
 from review.queue import decisions, forms
 from review.queue.selectors import shadow_label_list, silent_review_summary, silent_sample_list
 from review.queue.views import review_url, review_view
@@ -89,8 +93,6 @@ def silent_label(request: HttpRequest, access: ProjectAccess, request_id: str) -
 def _merge_page(
     request: HttpRequest, access: ProjectAccess, *, status: int = 200, bound: tuple[int, Any] | None = None
 ) -> HttpResponse:
-    from memory.selectors import registry_unsure_list, term_hints_annotate
-
     page = Paginator(registry_unsure_list(project=access.project), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
@@ -119,9 +121,6 @@ def merge_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
 
 @review_view("POST")
 def merge_resolve(request: HttpRequest, access: ProjectAccess, pk: int) -> HttpResponse:
-    from memory.selectors import registry_attempt_get
-    from memory.services import registry_unsure_resolve
-
     attempt = registry_attempt_get(project=access.project, pk=pk)
     form = forms.MergeResolveForm(request.POST, auto_id=f"m-{pk}-%s")
     if form.is_valid():
@@ -148,9 +147,6 @@ def merge_resolve(request: HttpRequest, access: ProjectAccess, pk: int) -> HttpR
 def _labels_page(
     request: HttpRequest, access: ProjectAccess, *, status: int = 200, bound: tuple[str, Any] | None = None
 ) -> HttpResponse:
-    from ontology.selectors import node_count_for_label
-    from review.models import Proposal, ProposalKind
-
     labels = list(shadow_label_list(project=access.project))
     promotions: dict[str, Proposal] = {}
     for proposal in Proposal.objects.filter(project=access.project, kind=ProposalKind.LABEL_PROMOTE).order_by(

@@ -15,9 +15,12 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from arg_platform.errors import NotFound, RuleViolation, Violation
+from inference.contracts import InfoStatus
+from inference.models import Feedback, InferenceLog
 from projects.models import PlatformRole, Project
 from review.models import OfflineRun, Proposal, ProposalDecision, ProposalStatus
 from review.queue.filtersets import OPEN_STATUSES, VIEWS, ProposalFilterSet
+from taxonomy.selectors import label_list
 
 SILENT_SAMPLE_WINDOW_DAYS = 30  # samples of the nightly runs of this many past days are listed
 SILENT_SAMPLE_RUNS = 60
@@ -140,9 +143,6 @@ def _sampled_log_ids(project: Project) -> dict[int, dict[str, Any]]:
 
 
 def _silent_successes(project: Project) -> QuerySet[Any]:
-    from inference.contracts import InfoStatus
-    from inference.models import InferenceLog
-
     return InferenceLog.objects.filter(
         project=project, outcome_status=InfoStatus.UNCERTAIN, silent_outcome=True
     )
@@ -163,8 +163,6 @@ def silent_sample_list(*, project: Project, limit: int = 50) -> list[SilentSampl
 
     A request whose user has since spoken (feedback) is no longer silent and drops out of the list.
     """
-    from inference.models import Feedback
-
     sampled = _sampled_log_ids(project)
     if not sampled:
         return []
@@ -215,8 +213,6 @@ class SilentReviewSummary:
 
 def silent_review_summary(*, project: Project) -> SilentReviewSummary:
     """Reviewer labels of silent successes in ``project`` (for C_info and threshold recalibration)."""
-    from inference.models import Feedback
-
     labels = Feedback.objects.filter(log__project=project, source=Feedback.Source.REVIEWER)
     counts = labels.aggregate(
         yes=Count("id", filter=Q(helpful=True)), no=Count("id", filter=Q(helpful=False))
@@ -231,6 +227,4 @@ def silent_review_summary(*, project: Project) -> SilentReviewSummary:
 
 def shadow_label_list(*, project: Project) -> QuerySet[Any]:
     """Labels in SHADOW (routable for evaluation, not yet ACTIVE), longest in shadow first."""
-    from taxonomy.selectors import label_list
-
     return label_list(project=project, status="SHADOW").order_by("status_changed_at", "label_id")

@@ -25,11 +25,11 @@ from taxonomy.selectors import taxonomy_view
 from taxonomy.services import (
     POLICY_FIELDS,
     TYPOLOGY_FIELDS,
-    _compute_path,
     knowledge_changed,
     policy_defaults,
     typology_defaults,
 )
+from taxonomy.services.labels import _compute_path
 from taxonomy.validator import (
     LabelRecord,
     TaxonomyView,

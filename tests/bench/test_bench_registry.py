@@ -12,13 +12,12 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from bench.registry.pair_files import pair_path, pairs_json
+from bench.registry.pair_files import SOURCES_DIR, pair_file_sources, pair_files_check, pair_path, pairs_json
 from memory.models import InfoUnit
 from memory.pairs import pairs_load
 from projects.models import Project
 
 pytestmark = pytest.mark.django_db
-
 
 
 def test_pairs_mode_prints_the_summary_and_leaves_nothing_behind(tmp_path):
@@ -133,19 +132,81 @@ V9_SHA256 = "791d9b383043ca4d1bcf7e41c5fdacc726f5a1db8f291be476c95cb3edeafee2"
     ("version", "sha256"),
     [("v5", V5_SHA256), ("v6", V6_SHA256), ("v7", V7_SHA256), ("v8", V8_SHA256), ("v9", V9_SHA256)],
 )
-def test_every_held_out_source_rebuilds_its_frozen_file_and_refuses_to_overwrite_it(
-    version, sha256, monkeypatch
-):
-    import importlib
+def test_every_held_out_file_is_the_one_recorded_and_its_json_source_rebuilds_it(version, sha256):
+    name = f"pairs_{version}_heldout.json"
+    source = next(s for s in pair_file_sources() if s.name == name)
+    path = pair_path(name)
 
-    source = importlib.import_module(f"bench.registry.pairs_{version}_source")
-    path = pair_path(f"pairs_{version}_heldout.json")
     assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256  # recorded in docs/benchmarks.md
-    assert pairs_json(getattr(source, f"build_{version}")()) == path.read_text("utf-8")
-    monkeypatch.setattr("sys.argv", [f"pairs_{version}_source", "--write"])
-    with pytest.raises(SystemExit, match="frozen"):
-        source.main()
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+    assert pairs_json(source.pairs()) == path.read_text("utf-8")
+
+
+def test_every_pair_file_with_a_source_is_rebuilt_from_it_byte_for_byte():
+    assert pair_files_check() == [
+        "pairs_v1_tuning.json: 225 pairs, rebuilt byte for byte",
+        "pairs_v1_heldout.json: 195 pairs, rebuilt byte for byte",
+        "pairs_v2_heldout.json: 180 pairs, rebuilt byte for byte",
+        "pairs_v3_heldout.json: 120 pairs, rebuilt byte for byte",
+        "pairs_v5_heldout.json: 216 pairs, rebuilt byte for byte",
+        "pairs_v6_heldout.json: 216 pairs, rebuilt byte for byte",
+        "pairs_v7_heldout.json: 216 pairs, rebuilt byte for byte",
+        "pairs_v8_heldout.json: 216 pairs, rebuilt byte for byte",
+        "pairs_v9_heldout.json: 216 pairs, rebuilt byte for byte",
+    ]
+
+
+def test_write_creates_a_missing_pair_file_and_never_overwrites_a_frozen_one(tmp_path, monkeypatch):
+    heldout, sources = tmp_path / "pairs", tmp_path / "sources"
+    heldout.mkdir()
+    sources.mkdir()
+    monkeypatch.setattr("bench.registry.pair_files.HELDOUT_DIR", heldout)
+    source = json.loads((SOURCES_DIR / "pairs_v9.json").read_text("utf-8"))
+    (sources / "pairs_v9.json").write_text(json.dumps(source), "utf-8")
+    written = heldout / "pairs_v9_heldout.json"
+
+    with pytest.raises(SystemExit, match="pairs_v9_heldout.json: missing"):
+        pair_files_check(sources_dir=sources)
+    assert not written.exists()
+    assert pair_files_check(write=True, sources_dir=sources) == ["pairs_v9_heldout.json: 216 pairs, written"]
+    assert hashlib.sha256(written.read_bytes()).hexdigest() == V9_SHA256
+
+    source["files"]["pairs_v9_heldout.json"]["triples"][0]["negative"] = "Hive inspections are never done."
+    (sources / "pairs_v9.json").write_text(json.dumps(source), "utf-8")
+    with pytest.raises(
+        SystemExit, match="pairs_v9_heldout.json: differs from its source; the file is frozen"
+    ):
+        pair_files_check(write=True, sources_dir=sources)
+    assert hashlib.sha256(written.read_bytes()).hexdigest() == V9_SHA256
+
+
+TRIPLE = {
+    "label": "x",
+    "info_type": "Incident",
+    "fact": "f",
+    "paraphrase": "p",
+    "negative": "n",
+    "kind": "swap",
+}
+
+
+@pytest.mark.parametrize(
+    "triple",
+    [
+        {field: value for field, value in TRIPLE.items() if field != "kind"},
+        dict(reversed(TRIPLE.items())),
+        {**TRIPLE, "paraphrase": ""},
+        list(TRIPLE.values()),
+    ],
+)
+def test_a_malformed_triple_in_a_source_is_refused(tmp_path, triple):
+    source = {
+        "note": [],
+        "files": {"pairs_v1_x.json": {"seed": "s", "cross_pairs": False, "triples": [triple]}},
+    }
+    (tmp_path / "pairs_v1.json").write_text(json.dumps(source), "utf-8")
+
+    with pytest.raises(ValueError, match="pairs_v1.json: pairs_v1_x.json: triple 0"):
+        pair_file_sources(tmp_path)
 
 
 PAIR_FILES = (
@@ -158,7 +219,9 @@ PAIR_FILES = (
 def test_every_held_out_file_is_balanced_and_shares_no_domain_or_fact_with_earlier_files(version):
     name = f"{version}_heldout"
     pairs = pairs_load(pair_path(f"pairs_{name}.json"))
-    earlier = [p for n in PAIR_FILES[: PAIR_FILES.index(name)] for p in pairs_load(pair_path(f"pairs_{n}.json"))]
+    earlier = [
+        p for n in PAIR_FILES[: PAIR_FILES.index(name)] for p in pairs_load(pair_path(f"pairs_{n}.json"))
+    ]
 
     assert (len(pairs), sum(p.same for p in pairs)) == (216, 108)
     assert len({p.label for p in pairs}) == 18 and not {p.label for p in pairs} & {p.label for p in earlier}

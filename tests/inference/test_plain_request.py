@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inference.api.serializers import InferRequestSerializer, plain_infer_request
+from inference.request_body import InferRequestSerializer, plain_infer_request
 
 
 def _plain(value: Any) -> Any:

@@ -14,7 +14,7 @@ from memory.canonical import (
     normalize,
     simhash64,
 )
-from memory.comparator import _unmatched
+from memory.comparator.discriminators import _unmatched
 
 
 def test_normalize_lowercases_expands_and_writes_numbers_as_digits():

@@ -13,7 +13,6 @@ from django.core.management import call_command
 
 from arg_platform.embedder import get_embedder
 from bench.registry.train_comparator import DEV_FILES, fit, rows_build
-from memory import comparator
 from memory.canonical import InfoType, canonicalize
 from memory.comparator import (
     FEATURE_NAMES,
@@ -22,11 +21,13 @@ from memory.comparator import (
     Method,
     RegistryParams,
     Verdict,
-    _same_stem,
     compare,
+    decision,
     learned_model,
     pair_features,
 )
+from memory.comparator.learned import MODEL_PATH
+from memory.comparator.wording import _same_stem
 from memory.pairs import RESOURCES_DIR, pairs_load
 
 V4_SHA256 = "8250e265ffbe9250739d4e67d1edf25be422502367d8d8ec0ee98e19220a5b90"
@@ -119,7 +120,7 @@ def test_the_learned_model_is_off_by_default():
         "Webhook signatures are checked with a public key.",
     )
 
-    assert comparator.LEARNED_DEFAULT is False
+    assert decision.LEARNED_DEFAULT is False
     assert compare(incoming, candidate, cosine) == compare(incoming, candidate, cosine, RULES_ONLY)
 
 
@@ -148,7 +149,7 @@ def test_word_families(x, y, same):
 
 
 def test_the_checked_in_model_was_trained_on_development_files_only():
-    data = json.loads(comparator.MODEL_PATH.read_text(encoding="utf-8"))
+    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
     model = learned_model()
 
     assert data["features"] == list(FEATURE_NAMES) and len(data["weights"]) == len(FEATURE_NAMES)
@@ -178,7 +179,7 @@ def test_without_the_model_file_the_rules_decide_alone(monkeypatch, tmp_path):
         "Webhook signatures are checked with a shared secret.",
         "Webhook signatures are checked with a public key.",
     )
-    monkeypatch.setattr(comparator, "MODEL_PATH", tmp_path / "missing.json")
+    monkeypatch.setattr("memory.comparator.learned.MODEL_PATH", tmp_path / "missing.json")
     learned_model.cache_clear()
     try:
         comparison = compare(incoming, candidate, cosine, LEARNED)
@@ -236,4 +237,4 @@ def test_bench_registry_learned_switch_uses_the_model_through_the_real_write_pat
         learned.getvalue().strip().splitlines()[-1]
         == "SUMMARY fmr=0.00 dup_recall=0.00 unsure=100.00 pairs=1"
     )
-    assert comparator.LEARNED_DEFAULT is False
+    assert decision.LEARNED_DEFAULT is False

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memory.canonical import InfoType, canonicalize
-from memory.comparator import RegistryParams, Verdict, _transposed, compare, discriminators
+from memory.comparator import RegistryParams, Verdict, compare, discriminators
+from memory.comparator.order import _transposed
 from memory.lexicon import lexicon
 
 RULES = RegistryParams(learned=False, promote=False, cross=False)
@@ -14,7 +15,9 @@ NO_LEXICON = RegistryParams(learned=False, promote=False, cross=False, lexicon=F
 
 
 def pair(a: str, b: str):
-    return canonicalize(a, info_type=InfoType.PRODUCT_CONFIG), canonicalize(b, info_type=InfoType.PRODUCT_CONFIG)
+    return canonicalize(a, info_type=InfoType.PRODUCT_CONFIG), canonicalize(
+        b, info_type=InfoType.PRODUCT_CONFIG
+    )
 
 
 @pytest.fixture(scope="module")

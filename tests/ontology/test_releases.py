@@ -22,7 +22,7 @@ from ontology.releases import (
 from ontology.snapshot_registry import SnapshotRegistry, _Entry
 from ontology.store import get_graph_store
 from ontology.store.port import EdgeData
-from taxonomy.models import Label
+from taxonomy.models import Label, Role
 from taxonomy.packs import pack_import, pack_read
 from taxonomy.selectors import label_get
 from taxonomy.services import label_update
@@ -180,3 +180,51 @@ def test_a_reused_release_id_with_another_checksum_is_not_served_from_the_regist
 
     assert registry.pin(tiny.pk) is fresh
     assert registry.loads == 1
+
+
+def test_refresh_loads_each_newly_active_release_so_a_pin_loads_nothing(tiny, make_user):
+    expert = make_user("e5")
+    registry = SnapshotRegistry(check_interval_s=60)
+    assert registry.refresh() == 0  # nothing published yet
+    v1 = release_publish(project=tiny, actor=expert)
+    assert registry.refresh() == 1
+    assert registry.pin(tiny.pk, force_check=True).release_id == v1.pk
+    assert registry.loads == 1  # the pin found it loaded
+    assert registry.refresh() == 0  # nothing new
+    get_graph_store().add_edge(tiny.pk, EdgeData("N-resend-invoice", "N-oos", "RELATED_TO", 0.2))
+    v2 = release_publish(project=tiny, actor=expert)
+    assert registry.refresh() == 1
+    assert registry.pin(tiny.pk, force_check=True).release_id == v2.pk
+    assert registry.loads == 2
+
+
+def test_the_refresher_builds_the_runtime_before_a_request_asks(tiny, make_user, token_client, monkeypatch):
+    """A web worker's refresher thread loads the newly active release and builds its runtime; the
+    request that follows is served from them (building either would fail here)."""
+    from inference import runtime
+    from ontology import snapshot_registry
+
+    runtime.runtime_cache_clear()
+    snapshot_registry.registry.clear()
+    release = release_publish(project=tiny, actor=make_user("e6"))
+    stop = threading.Event()
+    thread = snapshot_registry.registry.refresher_start(interval_s=0.05, stop=stop)
+    try:
+        deadline = time.monotonic() + 60
+        while (tiny.pk, release.pk, release.checksum) not in runtime._cache:
+            assert time.monotonic() < deadline, "the refresher never built the runtime"
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+
+    def built_on_a_request(*_args: object) -> None:
+        raise AssertionError("built on a request")
+
+    monkeypatch.setattr(runtime.ReleaseRuntime, "build", built_on_a_request)
+    monkeypatch.setattr(snapshot_registry.SnapshotRegistry, "_load", built_on_a_request)
+    client = token_client(tiny, role=Role.objects.filter(project=tiny).first())
+    response = client.post("/api/v1/infer", {"prompt": "resend my invoice"}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["release"]["id"] == release.pk

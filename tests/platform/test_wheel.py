@@ -78,9 +78,10 @@ def test_the_wheel_holds_no_bench_code_or_data_and_no_demo_pack(wheel_files):
 
 
 def test_the_wheel_holds_the_model_resources_the_product_reads(wheel_files):
-    from memory import comparator, cross_encoder
+    from memory import cross_encoder
+    from memory.comparator.learned import MODEL_PATH
 
-    needed = {comparator.MODEL_PATH, *cross_encoder.dev_paths()}
+    needed = {MODEL_PATH, *cross_encoder.dev_paths()}
 
     assert {str(path.relative_to(ROOT)) for path in needed} <= set(wheel_files)
 

@@ -12,10 +12,10 @@ The checked-in pair files are development data (``pairs_v1_tuning``, ``pairs_v1_
 but run three times) and ``pairs_v7_heldout.json``, the frozen held-out file of the cross-encoder work
 (its sha256 and every run on it are in docs/benchmarks.md).
 ``--learned`` runs the comparator with its learned grey-zone model
-(off by default, see ``memory.comparator.LEARNED_DEFAULT``); ``--cross`` runs it with the pair
-cross-encoder's grey-zone check (``memory.comparator.CROSS_DEFAULT``; trained first when its weights are
-missing, see ``manage.py train_registry_comparator``). ``--units 100000`` pre-fills that many
-InfoUnits with a bulk path, then times ``--writes`` real writes (the last line is ``LATENCY …``).
+(off by default, see ``memory.comparator.decision.LEARNED_DEFAULT``); ``--cross`` runs it with the
+pair cross-encoder's grey-zone check (``memory.comparator.decision.CROSS_DEFAULT``; trained first when
+its weights are missing, see ``manage.py train_registry_comparator``). ``--units 100000`` pre-fills that
+many InfoUnits with a bulk path, then times ``--writes`` real writes (the last line is ``LATENCY …``).
 Everything runs in a throw-away project, deleted afterwards (``--keep`` keeps it).
 """
 
@@ -72,29 +72,29 @@ class Command(BaseCommand):
             raise CommandError("--units ≥ 0, --writes ≥ 1 and --units-per-key ≥ 1")
         if options["distinctions"] < 0:
             raise CommandError("--distinctions ≥ 0")
-        from memory import comparator
+        from memory.comparator import decision
 
-        previous = comparator.LEARNED_DEFAULT, comparator.CROSS_DEFAULT
-        comparator.LEARNED_DEFAULT = options["learned"] or previous[0]
-        comparator.CROSS_DEFAULT = options["cross"] or previous[1]
+        previous = decision.LEARNED_DEFAULT, decision.CROSS_DEFAULT
+        decision.LEARNED_DEFAULT = options["learned"] or previous[0]
+        decision.CROSS_DEFAULT = options["cross"] or previous[1]
         try:
-            if comparator.CROSS_DEFAULT:
+            if decision.CROSS_DEFAULT:
                 from memory.cross_encoder import cross_encoder_ensure
 
                 cross_encoder_ensure(report=self.stdout.write)
             self._run(options)
         finally:
-            comparator.LEARNED_DEFAULT, comparator.CROSS_DEFAULT = previous
+            decision.LEARNED_DEFAULT, decision.CROSS_DEFAULT = previous
 
     def _run(self, options: dict[str, Any]) -> None:
         report = self.stdout.write
-        from memory import comparator
+        from memory.comparator import decision
 
         extras = [
             name
             for name, on in (
-                ("learned model", comparator.LEARNED_DEFAULT),
-                ("cross-encoder", comparator.CROSS_DEFAULT),
+                ("learned model", decision.LEARNED_DEFAULT),
+                ("cross-encoder", decision.CROSS_DEFAULT),
             )
             if on
         ]

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from arg_platform.embedder import get_embedder
 from review.changeset import Op
 from review.loop.collection import Collection
 from review.loop.params import LoopParams
@@ -68,8 +69,6 @@ class GeneratorContext:
 
     def prompt_vectors(self, rows: Sequence[int]) -> np.ndarray:
         """Unit embeddings of the prompts of ``rows`` (embedded once per night, cached by text)."""
-        from arg_platform.embedder import get_embedder
-
         missing = [r for r in rows if r not in self._vectors]
         if missing:
             vectors = get_embedder().embed([self.collection.prompts[r] for r in missing])

@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from arg_platform.embedder import get_embedder
 from ontology.graph_arrays import STATUS_CODE
 from review.changeset import EdgeAdd, NodeAdd, Op
 from review.loop.collection import Episode, UnifiedOutcome
@@ -41,7 +42,7 @@ PERSONAL_TYPES = frozenset({"UserProfile", "UserPreference"})  # about one perso
 
 def _contains_pii(text: str) -> bool:
     try:
-        from memory import pii
+        from memory import pii  # late: optional, without the memory app's PII scanner nothing counts as PII
     except ImportError:
         return False
     try:
@@ -61,8 +62,6 @@ def _patterns(context: GeneratorContext, episodes: list[Episode]) -> list[list[E
             loose.append(e)
     groups = [g for _, g in sorted(by_unit.items())]
     if loose:
-        from arg_platform.embedder import get_embedder
-
         x = get_embedder().embed([e.text for e in loose])
         free = np.ones(len(loose), dtype=bool)
         for i in range(len(loose)):
@@ -87,8 +86,6 @@ def generate(context: GeneratorContext) -> list[Candidate]:
     ]
     if not episodes:
         return []
-    from arg_platform.embedder import get_embedder
-
     embedder = get_embedder()
     labels = {label["id"]: label for label in base.documents.get("labels", [])}
     snapshot = base.snapshot

@@ -25,6 +25,7 @@ from collections import Counter
 
 import numpy as np
 
+from arg_platform.embedder import get_embedder
 from ontology.store.port import NodeData
 from review.changeset import AliasSet, EdgeAdd, NodeAdd, NodeStatusSet, Op
 from review.loop.collection import UnifiedOutcome
@@ -183,8 +184,6 @@ def _candidate(
     parts = sentences(node.chunk)
     if len(parts) < k:
         return None
-    from arg_platform.embedder import get_embedder
-
     sentence_vectors = get_embedder().embed(parts)
     affinity = sentence_vectors @ centroids.T  # (sentences, groups)
     chunks: list[list[str]] = [[] for _ in range(k)]

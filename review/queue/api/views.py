@@ -28,6 +28,20 @@ from rest_framework.response import Response
 
 from arg_platform.errors import Forbidden, RuleViolation, Violation
 from arg_platform.job_api import JobSerializer, job_accepted
+from memory.models import EpisodicMemory
+from memory.selectors import (
+    info_evidence_get,
+    registry_attempt_get,
+    registry_unsure_list,
+    term_distinction_get,
+    term_distinction_list,
+)
+from memory.services import (
+    info_evidence_detach,
+    registry_unsure_resolve,
+    term_distinction_delete,
+    term_distinctions_declare,
+)
 from projects.access import Capability
 from projects.api.base import ProjectScopedMixin, request_token
 from projects.selectors import project_access
@@ -105,8 +119,6 @@ class ProposalViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["get"], filter_backends=[])
     def preview(self, request: Request, project: str, pk: str) -> Response:
         """What approving would change in the draft (or, once applied, what it changed) and what blocks it."""
-        from memory.models import EpisodicMemory
-
         proposal = self._get(pk)
         preview, compared_with = proposal_preview(proposal)
         touched = preview.touched_nodes
@@ -276,17 +288,12 @@ class MemoryMergeViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
     lookup_value_regex = r"\d+"
 
     def list(self, request: Request, project: str) -> Response:
-        from memory.selectors import registry_unsure_list
-
         page = self.paginate_queryset(registry_unsure_list(project=self.project))
         return self.get_paginated_response(s.MemoryMergeSerializer(page, many=True).data)
 
     @extend_schema(request=s.MemoryResolveSerializer, responses=s.MemoryResolveResultSerializer)
     @action(detail=True, methods=["post"])
     def resolve(self, request: Request, project: str, pk: str) -> Response:
-        from memory.selectors import registry_attempt_get
-        from memory.services import registry_unsure_resolve
-
         data = _valid(s.MemoryResolveSerializer, request.data)
         attempt = registry_unsure_resolve(
             attempt=registry_attempt_get(project=self.project, pk=int(pk)),
@@ -308,9 +315,6 @@ class MemoryEvidenceViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
     @extend_schema(request=s.MemoryDetachSerializer, responses=s.MemoryDetachResultSerializer)
     @action(detail=True, methods=["post"])
     def detach(self, request: Request, project: str, pk: str) -> Response:
-        from memory.selectors import info_evidence_get
-        from memory.services import info_evidence_detach
-
         data = _valid(s.MemoryDetachSerializer, request.data)
         evidence = info_evidence_get(project=self.project, pk=int(pk))
         unit = info_evidence_detach(
@@ -336,8 +340,6 @@ class MemoryDistinctionViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
     lookup_value_regex = r"\d+"
 
     def list(self, request: Request, project: str) -> Response:
-        from memory.selectors import term_distinction_list
-
         page = self.paginate_queryset(term_distinction_list(project=self.project))
         return self.get_paginated_response(s.MemoryDistinctionSerializer(page, many=True).data)
 
@@ -346,8 +348,6 @@ class MemoryDistinctionViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
     )
     def create(self, request: Request, project: str) -> Response:
         """Declare a set of mutually distinct terms: every new pair is returned."""
-        from memory.services import term_distinctions_declare
-
         data = _valid(s.MemoryDistinctSetSerializer, request.data)
         created = term_distinctions_declare(
             project=self.project, terms=data["terms"], actor=request.user, reason=data["reason"]
@@ -357,9 +357,6 @@ class MemoryDistinctionViewSet(ReviewScopedMixin, viewsets.GenericViewSet):
         )
 
     def destroy(self, request: Request, project: str, pk: str) -> Response:
-        from memory.selectors import term_distinction_get
-        from memory.services import term_distinction_delete
-
         term_distinction_delete(
             distinction=term_distinction_get(project=self.project, pk=int(pk)), actor=request.user
         )

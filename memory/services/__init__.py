@@ -1,0 +1,49 @@
+"""Writes of the memory app: the guarded episodic write (MemoryWrite, §2.10) and the Info Registry's
+human and offline verbs. Every write is atomic; a refused write raises ``RuleViolation`` and writes
+nothing.
+
+* ``writes`` — ``memory_write``: one fact, guarded, label-gated and deduplicated by the registry;
+* ``registry_review`` — a reviewer's verbs: resolve an UNSURE attempt, detach a wrong merge, promote an
+  InfoUnit for consolidation;
+* ``term_distinctions`` — terms a project declares never to mean the same fact;
+* ``maintenance`` — label paths, alias redirects and recall caches kept up to date.
+
+The services are imported from here (``from memory.services import memory_write``).
+"""
+
+from .maintenance import info_key_label_paths_refresh, memory_redirect_soft_update, recall_cache_clear
+from .registry_review import (
+    PROMOTION_MIN_SOURCES,
+    PROMOTION_MIN_STRONG,
+    info_evidence_detach,
+    info_unit_promote,
+    registry_unsure_resolve,
+)
+from .term_distinctions import term_distinction_delete, term_distinctions_declare
+from .writes import (
+    SUBJECT_MAX,
+    LabelContext,
+    MemoryWriteResult,
+    label_context_for,
+    max_fact_chars,
+    memory_write,
+)
+
+__all__ = [
+    "PROMOTION_MIN_SOURCES",
+    "PROMOTION_MIN_STRONG",
+    "SUBJECT_MAX",
+    "LabelContext",
+    "MemoryWriteResult",
+    "info_evidence_detach",
+    "info_key_label_paths_refresh",
+    "info_unit_promote",
+    "label_context_for",
+    "max_fact_chars",
+    "memory_redirect_soft_update",
+    "memory_write",
+    "recall_cache_clear",
+    "registry_unsure_resolve",
+    "term_distinction_delete",
+    "term_distinctions_declare",
+]

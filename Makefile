@@ -39,6 +39,7 @@ MYPY_PACKAGES := platform/arg_platform projects taxonomy ontology memory inferen
 NEO4J_PASS ?= tests/ontology tests/taxonomy tests/review tests/inference tests/memory tests/security
 test: system-deps venv
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(VENV)/bin/lint-imports
 	MYPYPATH=platform $(PY) -m mypy $(MYPY_PACKAGES)
 	$(PY) -m pytest

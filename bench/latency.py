@@ -614,7 +614,9 @@ def interleaved(
     merged.server_cpu_s = 0.0
     floors = Floors()
     for k in range(blocks):
-        phase = drive(server, _share(requests, k, blocks), headers=headers, concurrency=concurrency, name="latency")
+        phase = drive(
+            server, _share(requests, k, blocks), headers=headers, concurrency=concurrency, name="latency"
+        )
         merged.latencies_ms += phase.latencies_ms
         merged.statuses += phase.statuses
         merged.bodies += phase.bodies

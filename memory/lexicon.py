@@ -115,7 +115,9 @@ def load(folder: Path) -> Lexicon:
                 symbol, target, target_pos, link = parts[at + 1 + 4 * i : at + 5 + 4 * i]
                 if symbol == "!":
                     source_word = lemmas[int(link[:2], 16) - 1]
-                    pointers.append((source_word, int(target), int(link[2:], 16), target_pos.replace("s", "a")))
+                    pointers.append(
+                        (source_word, int(target), int(link[2:], 16), target_pos.replace("s", "a"))
+                    )
     opposites: dict[str, set[str]] = {}
     for source_word, target_offset, target_word, target_pos in pointers:
         target_lemmas = words_of.get((target_pos, target_offset))

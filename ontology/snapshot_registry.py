@@ -125,7 +125,9 @@ class SnapshotRegistry:
         from .models import Release
 
         loaded = 0
-        active = Release.objects.filter(is_active=True).values_list("project_id", "pk", "checksum")
+        active = Release.objects.filter(is_active=True, project__archived_at__isnull=True).values_list(
+            "project_id", "pk", "checksum"
+        )
         for project_id, release_id, checksum in active:
             entry = self._entries.get(project_id)
             if entry is None or not self._is(entry.snapshot, (release_id, checksum)):

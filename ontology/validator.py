@@ -20,6 +20,10 @@ write of a graph store (``node_violations``, ``edge_violations``, ``alias_violat
 ``graph.attach_cluster_exists``     an attached cluster key exists
 ``graph.attach_unique``             a node lists each label and each cluster once
 ``graph.action_fields``             Action / DirectAction nodes name a handler; parameters are well formed
+``action.webhook_target_refused``   a ``webhook:<url>`` handler is an http(s) URL whose host is not, and
+                                    does not resolve to, an internal address (loopback, private,
+                                    link-local / cloud metadata, …) unless ``ARG_OUTBOUND_ALLOW`` names
+                                    it (``arg_platform.outbound``; the call checks again where it connects)
 ``graph.edge_endpoint_exists``      both ends of an edge are nodes of the graph
 ``graph.edge_endpoint_removed``     no edge touches a REMOVED node
 ``graph.edge_type``                 the type is one of ``arg_platform.vocabulary.EdgeType``
@@ -49,6 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from arg_platform.errors import Violation, ViolationCollector
+from arg_platform.outbound import target_problem
 from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, NodeType, RiskLevel
 
 if TYPE_CHECKING:
@@ -66,6 +71,7 @@ MAX_PRECONDITION = 500
 MAX_LIST = 100
 MAX_ALIAS_TARGETS = 50
 ACTION_TYPES = frozenset({NodeType.ACTION.value, NodeType.DIRECT_ACTION.value})
+WEBHOOK_PREFIX = "webhook:"
 RISK_LEVELS = frozenset(r.value for r in RiskLevel)
 NODE_STATUSES = frozenset(s.value for s in NodeStatus)
 LABEL_DEPRECATED = "DEPRECATED"
@@ -263,6 +269,12 @@ def _check_attachments(
 def _check_action_fields(out: ViolationCollector, node: NodeData, where: str, loc: str) -> None:
     if node.type in ACTION_TYPES and not (isinstance(node.handler, str) and node.handler.strip()):
         out.add("graph.action_fields", f"{where}: an {node.type} node needs a handler", "handler", loc)
+    if isinstance(node.handler, str) and node.handler.strip().startswith(WEBHOOK_PREFIX):
+        problem = target_problem(node.handler.strip()[len(WEBHOOK_PREFIX) :])
+        if problem:
+            out.add(
+                "action.webhook_target_refused", f"{where}: webhook target refused: {problem}", "handler", loc
+            )
     names: set[str] = set()
     for i, spec in enumerate(node.parameters):
         name = getattr(spec, "name", None)

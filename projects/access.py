@@ -27,7 +27,9 @@ CLIENT = "client"
 CAPABILITIES: dict[str, frozenset[Capability]] = {
     PlatformRole.ADMIN: frozenset(Capability),
     PlatformRole.EXPERT: frozenset({Capability.READ, Capability.CURATE, Capability.INFER, Capability.MEMORY}),
-    PlatformRole.REVIEWER: frozenset({Capability.READ, Capability.REVIEW, Capability.INFER, Capability.MEMORY}),
+    PlatformRole.REVIEWER: frozenset(
+        {Capability.READ, Capability.REVIEW, Capability.INFER, Capability.MEMORY}
+    ),
     CLIENT: frozenset({Capability.READ, Capability.INFER, Capability.MEMORY}),
 }
 

@@ -1,11 +1,8 @@
 from django.contrib import admin
 
-from .models import ApiToken, Membership, Project
+from .models import ApiToken, Membership
 
-
-@admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "knowledge_revision", "created_at"]
+# Projects themselves are administered in ``arg_platform.admin`` (archived, never deleted).
 
 
 @admin.register(Membership)

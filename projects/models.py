@@ -30,12 +30,29 @@ class Project(models.Model):
         help_text="bumped by every write of core knowledge; releases record the revision they froze",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="set when an admin archives the project: it disappears from every page and API, its "
+        "tokens stop working, and all its rows (audit trail included) are kept; restoring clears it",
+    )
+    webhook_secret = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="HMAC key signing the project's outgoing webhooks (X-ARG-Signature); generated on first "
+        "use, rotated with `manage.py webhook_secret <project> --rotate`",
+    )
 
     class Meta:
         ordering = ["slug"]
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
 
 
 class PlatformRole(models.TextChoices):

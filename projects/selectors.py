@@ -13,18 +13,21 @@ from .models import ApiToken, Membership, PlatformRole, Project
 
 
 def project_list_for_user(*, user: Any) -> QuerySet[Project]:
+    """The projects a person may open (archived ones are nobody's until restored)."""
     if not getattr(user, "is_authenticated", False):
         return Project.objects.none()
+    live = Project.objects.filter(archived_at__isnull=True)
     if getattr(user, "is_superuser", False):
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
+        return live
+    return live.filter(memberships__user=user).distinct()
 
 
 def project_access(*, user: Any, token: ApiToken | None, slug: str) -> ProjectAccess:
-    """Resolve the caller inside project ``slug``; a project the caller cannot see is a 404.
+    """Resolve the caller inside project ``slug``; a project the caller cannot see, or an archived one, is
+    a 404.
 
     A token only ever opens its own project (nothing crosses projects), whatever its user may be
-    a member of elsewhere.
+    a member of elsewhere (an archived project's tokens no longer authenticate at all).
     """
     if token is not None:
         if token.project.slug != slug:
@@ -34,7 +37,7 @@ def project_access(*, user: Any, token: ApiToken | None, slug: str) -> ProjectAc
                 project=token.project, role=CLIENT, policy_role_id=token.role_id, token_id=token.pk
             )
         user = token.user
-    project = Project.objects.filter(slug=slug).first()
+    project = Project.objects.filter(slug=slug, archived_at__isnull=True).first()
     if project is None or not getattr(user, "is_authenticated", False):
         raise NotFound(f"project {slug!r} not found")
     role: str

@@ -124,7 +124,8 @@ class _TokenCache:
 
     Authenticating a client request is on the hot path of every API call; the joined row costs
     ≈ 0.6 ms of ORM work on each. The cache keeps that row for ``TOKEN_AUTH_CACHE_S`` seconds, but the
-    facts that can take a token away — ``revoked_at``, ``expires_at`` and its person's ``is_active`` —
+    facts that can take a token away — ``revoked_at``, ``expires_at``, its project's ``archived_at`` and
+    its person's ``is_active`` —
     are read fresh from the database on every request (one indexed single-row select), so a revocation,
     rotation or deactivation made by any process takes effect on the next request everywhere. What a
     cached row may show stale for at most the TTL: the names of its project and role, and its person's
@@ -158,21 +159,26 @@ token_cache = _TokenCache()
 
 
 def _token_live_state(pk: int, digest: str) -> tuple[datetime | None, datetime | None, bool] | None:
-    """``(revoked_at, expires_at, person_active)`` of a token read now, or None when the row is gone.
+    """``(revoked_at, expires_at, usable)`` of a token read now, or None when the row is gone.
 
-    ``person_active`` is the ``is_active`` of the token's person, True for a client-app token (no
-    person). A deleted person's tokens are deleted with them (``on_delete=CASCADE``)."""
-    tokens, people = ApiToken._meta.db_table, get_user_model()._meta.db_table
+    ``usable``: the token's project is not archived and its person, if it has one, is active (a
+    client-app token has none). A deleted person's tokens are deleted with them (``on_delete=CASCADE``)."""
+    tokens, people, projects = (
+        ApiToken._meta.db_table,
+        get_user_model()._meta.db_table,
+        Project._meta.db_table,
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT t.revoked_at, t.expires_at, t.user_id, u.is_active FROM {tokens} t "
+            f"SELECT t.revoked_at, t.expires_at, t.user_id, u.is_active, p.archived_at FROM {tokens} t "
+            f"JOIN {projects} p ON p.id = t.project_id "
             f"LEFT JOIN {people} u ON u.id = t.user_id WHERE t.id = %s AND t.key_hash = %s",
             [pk, digest],
         )
         row = cursor.fetchone()
     if row is None:
         return None
-    return _aware(row[0]), _aware(row[1]), row[2] is None or bool(row[3])
+    return _aware(row[0]), _aware(row[1]), (row[2] is None or bool(row[3])) and row[4] is None
 
 
 def _aware(value: datetime | str | None) -> datetime | None:
@@ -187,11 +193,11 @@ def _aware(value: datetime | str | None) -> datetime | None:
 
 
 def api_token_authenticate(*, key: str) -> ApiToken | None:
-    """The live token matching ``key``, or None (unknown, revoked, expired, or a personal token of a
-    person who is no longer active).
+    """The live token matching ``key``, or None (unknown, revoked, expired, of an archived project, or a
+    personal token of a person who is no longer active).
 
-    Revocation, expiry and the person's ``is_active`` are checked against the database on every call
-    (see ``_TokenCache``).
+    Revocation, expiry, the project's archiving and the person's ``is_active`` are checked against the
+    database on every call (see ``_TokenCache``).
     """
     parts = key.split("_", 2)
     if len(parts) != 3 or parts[0] != "arg":
@@ -208,10 +214,10 @@ def api_token_authenticate(*, key: str) -> ApiToken | None:
     state = _token_live_state(token.pk, digest)
     if state is None:
         return None
-    revoked_at, expires_at, person_active = state
+    revoked_at, expires_at, usable = state
     token.revoked_at, token.expires_at = revoked_at, expires_at
     now = timezone.now()
-    if revoked_at is not None or (expires_at is not None and expires_at <= now) or not person_active:
+    if revoked_at is not None or (expires_at is not None and expires_at <= now) or not usable:
         return None
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)

@@ -68,7 +68,9 @@ class OfflineRun(models.Model):
         FAILED = "FAILED"
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="offline_runs")
-    job = models.ForeignKey("arg_platform.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey(
+        "arg_platform.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     base_release = models.ForeignKey(
         "ontology.Release", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -108,7 +110,9 @@ class Proposal(models.Model):
     """
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="proposals")
-    run = models.ForeignKey(OfflineRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals")
+    run = models.ForeignKey(
+        OfflineRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals"
+    )
     kind = models.CharField(max_length=16, choices=ProposalKind.choices, db_index=True)
     status = models.CharField(
         max_length=20, choices=ProposalStatus.choices, default=ProposalStatus.NEW, db_index=True

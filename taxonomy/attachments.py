@@ -32,7 +32,9 @@ def attached_nodes_reader_set(reader: NodesReader) -> None:
     _reader = reader
 
 
-def attached_nodes(*, project: Any, label_id: str, status: str | None = None, limit: int) -> list[AttachedNode]:
+def attached_nodes(
+    *, project: Any, label_id: str, status: str | None = None, limit: int
+) -> list[AttachedNode]:
     """At most ``limit`` nodes of the project's draft graph attached to ``label_id`` (of ``status`` when
     given), by node id."""
     if _reader is None:

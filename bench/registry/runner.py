@@ -71,11 +71,13 @@ def bench_project_delete(project: Any) -> None:
     EpisodicMemory.objects.filter(project=project).delete()
     InfoUnit.objects.filter(project=project).delete()
     InfoKey.objects.filter(project=project).delete()
+    from arg_platform.models import AuditEvent
     from taxonomy.models import Cluster, Label  # labels and clusters are PROTECTed: leaves first
 
     Label.objects.filter(project=project).update(parent=None)
     Label.objects.filter(project=project).delete()
     Cluster.objects.filter(project=project).delete()
+    AuditEvent.objects.filter(project=project).delete()  # PROTECTed like labels: the bench's own project
     project.delete()
 
 

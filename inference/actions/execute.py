@@ -46,7 +46,15 @@ from inference.actions.checks import (
     parameters_validate,
     precondition_checks,
 )
-from inference.actions.handlers import Execution, ResolvedHandler, invoke, json_safe, preview, resolve_handler
+from inference.actions.handlers import (
+    Execution,
+    ResolvedHandler,
+    invoke,
+    json_safe,
+    preview,
+    public_handler_ref,
+    resolve_handler,
+)
 from inference.actions.registry import ActionContext, HandlerRegistry, default_registry
 from inference.contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
 from inference.models import ActionExecution
@@ -125,7 +133,9 @@ def run_action(
     resolved = resolve_handler(report.handler, registry)  # 3.
     if isinstance(resolved, str):
         return report.outcome(OutcomeKind.ACTION, ActionStatus.FAILED, given, f"{resolved}.")
-    context = _context(envelope, node_id=node.node_id, handler=resolved.ref, key=key, dry_run=dry_run)
+    context = _context(
+        envelope, node_id=node.node_id, handler=public_handler_ref(resolved.ref), key=key, dry_run=dry_run
+    )
     registered = resolved.registered
     checks = context_checks(registered, context)  # 4.
     if _unmet(checks):
@@ -394,7 +404,7 @@ class _Report:
         extra: Mapping[str, Any] | None = None,
     ) -> Outcome:
         action: dict[str, object] = {
-            "handler": handler or self.handler,
+            "handler": public_handler_ref(handler or self.handler),
             "node_id": self.node.node_id,
             "parameters": json_safe(dict(parameters)),
             "status": status,

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from arg_platform.handler_targets import handler_shown
 from inference.actions.registry import (
     PYTHON_PREFIX,
     WEBHOOK_PREFIX,
@@ -23,6 +24,8 @@ from inference.actions.registry import (
     RegisteredHandler,
 )
 from inference.actions.webhook import webhook_post, webhook_request, webhook_url_problem
+from projects.models import Project
+from projects.webhook_secrets import project_webhook_secret, webhook_signature
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +38,15 @@ class ResolvedHandler:
     kind: str
     target: str  # the registered name or the URL
     registered: RegisteredHandler | None = None
+
+
+HIDDEN_TARGET = "(webhook target: visible to curators)"
+
+
+def public_handler_ref(ref: str) -> str:
+    """``ref`` as a client may see it: a webhook's URL is shown to curators only (it names internal
+    infrastructure), so ``webhook:<url>`` becomes ``webhook``."""
+    return str(handler_shown(ref, curator=False))
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,7 @@ def webhook_body(
 ) -> dict[str, Any]:
     return {
         "action": context.node_id,
-        "handler": handler.ref,
+        "handler": public_handler_ref(handler.ref),
         "parameters": dict(parameters),
         "context": context.as_json(),
         "idempotency_key": context.idempotency_key,
@@ -77,7 +89,7 @@ def preview(handler: ResolvedHandler, parameters: Mapping[str, Any], context: Ac
     """What the call would send, without sending it (a dry run)."""
     if handler.kind == "webhook":
         would_send = webhook_request(
-            handler.target,
+            HIDDEN_TARGET,
             webhook_body(handler, parameters, context),
             idempotency_key=context.idempotency_key,
         )
@@ -95,11 +107,14 @@ def invoke(
 ) -> Execution:
     """Run the handler once. Python handlers run in-process (no timeout); webhooks get ``timeout_s``."""
     if handler.kind == "webhook":
+        project = Project.objects.get(pk=context.project_id)
+        secret = project_webhook_secret(project=project)
         reply = webhook_post(
             handler.target,
             webhook_body(handler, parameters, context),
             idempotency_key=context.idempotency_key,
             timeout_s=timeout_s,
+            sign=lambda data: webhook_signature(secret=secret, body=data),
         )
         return Execution(reply.status, reply.result, reply.explanation, reply.duration_ms)
     assert handler.registered is not None

@@ -1,26 +1,35 @@
-"""The webhook action integration: one HTTP POST of JSON, with a timeout, never raising.
+"""The webhook action integration: one signed HTTP POST of JSON, with a timeout, never raising.
 
-The receiver gets ``{"action", "handler", "parameters", "context", "idempotency_key"}`` and the
-``Idempotency-Key`` header, so it can deduplicate retries itself. A 2xx answer is success; its JSON body
-(an object, or any value wrapped as ``{"response": value}``) becomes the action's result. Any other
-status, a connection error or an unreadable answer is FAILED; no answer within the timeout is TIMEOUT
-(the side effect may or may not have happened).
+The receiver gets ``{"action", "handler", "parameters", "context", "idempotency_key"}``, the
+``Idempotency-Key`` header, so it can deduplicate retries itself, and ``X-ARG-Signature:
+t=<unix time>,v1=<hex HMAC-SHA256(project secret, "<t>.<body>")>`` so it can check the call comes from
+this platform (docs/security.md). The call goes through ``arg_platform.outbound``: public addresses
+only unless ``ARG_OUTBOUND_ALLOW`` names the target, no redirects, bounded time and size.
+
+A 2xx answer is success. What the caller of the action receives from it is the reply's **result
+fields**: the top-level keys of a JSON object whose values are scalars (text of at most
+``MAX_RESULT_TEXT`` characters, numbers, booleans, null), at most ``MAX_RESULT_FIELDS`` of them; any
+other body (text, HTML, nested structures) is not relayed — the raw reply body never reaches a client.
+Any other status (3xx included), a refused target, a connection error or an oversized answer is FAILED,
+explained without the reply's body; no answer within the timeout is TIMEOUT (the side effect may or may
+not have happened).
 """
 
 from __future__ import annotations
 
-import http.client
-import ipaddress
 import json
 import time
-import urllib.error
-import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+
+from arg_platform import outbound
 
 MAX_RESPONSE_BYTES = 1_000_000
+MAX_RESULT_FIELDS = 50
+MAX_RESULT_TEXT = 1_000
 USER_AGENT = "arg-platform-action/1"
+SIGNATURE_HEADER = "X-ARG-Signature"
 
 
 @dataclass(frozen=True)
@@ -33,14 +42,16 @@ class WebhookReply:
     duration_ms: float = 0.0
 
 
-def webhook_url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a webhook target, or None (only absolute http(s) URLs are allowed)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        return f"unsupported webhook URL scheme {parts.scheme or '(none)'!r}; use http or https"
-    if not parts.hostname:
-        return "the webhook URL has no host"
-    return None
+WEBHOOK_TARGET_REFUSED = "action.webhook_target_refused"
+
+
+def webhook_url_problem(url: str, *, resolve: bool = False) -> str | None:
+    """Why ``url`` cannot be a webhook target, or None: only http(s) URLs to a host that is not
+    internal (see ``arg_platform.outbound``); with ``resolve`` a host name's addresses are checked too."""
+    problem = outbound.target_problem(url, resolve=resolve)
+    return problem and problem.replace("the URL", "the webhook URL").replace(
+        "URL scheme", "webhook URL scheme"
+    )
 
 
 def webhook_request(url: str, body: dict[str, Any], *, idempotency_key: str) -> dict[str, Any]:
@@ -48,95 +59,82 @@ def webhook_request(url: str, body: dict[str, Any], *, idempotency_key: str) -> 
     return {
         "method": "POST",
         "url": url,
-        "headers": {"Content-Type": "application/json", "Idempotency-Key": idempotency_key},
+        "headers": {
+            "Content-Type": "application/json",
+            "Idempotency-Key": idempotency_key,
+            SIGNATURE_HEADER: "t=<unix time>,v1=<HMAC-SHA256>",
+        },
         "body": body,
     }
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def webhook_post(url: str, body: dict[str, Any], *, idempotency_key: str, timeout_s: float) -> WebhookReply:
-    """POST ``body`` as JSON to ``url``; every failure becomes a FAILED or TIMEOUT reply."""
+def webhook_post(
+    url: str,
+    body: dict[str, Any],
+    *,
+    idempotency_key: str,
+    timeout_s: float,
+    sign: Callable[[bytes], str] | None = None,
+) -> WebhookReply:
+    """POST ``body`` as JSON to ``url``; every failure becomes a FAILED or TIMEOUT reply. ``sign``
+    maps the encoded body to the ``X-ARG-Signature`` value (no header without it)."""
     started = time.perf_counter()
 
     def reply(status: str, result: dict[str, Any], explanation: str) -> WebhookReply:
         return WebhookReply(status, result, explanation, round((time.perf_counter() - started) * 1000, 3))
 
-    problem = webhook_url_problem(url)
-    if problem:
-        return reply("FAILED", {"error": problem}, problem)
     data = json.dumps(body, default=str).encode("utf-8")
-    request = urllib.request.Request(
-        url,
-        data=data,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "Idempotency-Key": idempotency_key,
-            "User-Agent": USER_AGENT,
-        },
-    )
-    # Loopback receivers (a sidecar, the tests) never go through an HTTP proxy from the environment.
-    handlers = [urllib.request.ProxyHandler({})] if _is_loopback(urlsplit(url).hostname or "") else []
-    opener = urllib.request.build_opener(*handlers)
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "Idempotency-Key": idempotency_key,
+        "User-Agent": USER_AGENT,
+    }
+    if sign is not None:
+        headers[SIGNATURE_HEADER] = sign(data)
     try:
-        with opener.open(request, timeout=timeout_s) as response:
-            status_code = response.status
-            raw = response.read(MAX_RESPONSE_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        detail = _error_body(exc)
-        message = f"the webhook answered HTTP {exc.code}" + (f": {detail}" if detail else "")
-        return reply("FAILED", {"error": message, "http_status": exc.code}, message)
-    except TimeoutError:
+        response = outbound.request(
+            "POST", url, body=data, headers=headers, timeout_s=timeout_s, max_bytes=MAX_RESPONSE_BYTES
+        )
+    except outbound.OutboundRefused as exc:
+        message = f"the webhook target is refused: {exc}"
+        return reply("FAILED", {"error": message}, message)
+    except outbound.OutboundTimeout:
         return reply("TIMEOUT", {"error": f"no answer within {timeout_s:g} s"}, _timeout_text(timeout_s))
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            return reply("TIMEOUT", {"error": f"no answer within {timeout_s:g} s"}, _timeout_text(timeout_s))
-        message = f"the webhook could not be reached: {exc.reason}"
-        return reply("FAILED", {"error": message}, message)
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # reset, malformed answer, bad URL
-        message = f"the webhook call failed: {exc}"
-        return reply("FAILED", {"error": message}, message)
-    if len(raw) > MAX_RESPONSE_BYTES:
+    except outbound.OutboundTooLarge:
         message = f"the webhook answer is larger than {MAX_RESPONSE_BYTES} bytes"
-        return reply("FAILED", {"error": message, "http_status": status_code}, message)
-    return reply("SUCCEEDED", _result_of(raw, status_code), f"the webhook answered HTTP {status_code}")
+        return reply("FAILED", {"error": message}, message)
+    except outbound.OutboundError as exc:
+        message = f"the webhook could not be reached: {exc}"
+        return reply("FAILED", {"error": message}, message)
+    if 300 <= response.status < 400:
+        message = f"the webhook answered HTTP {response.status} (redirects are not followed)"
+        return reply("FAILED", {"error": message, "http_status": response.status}, message)
+    if not 200 <= response.status < 300:
+        message = f"the webhook answered HTTP {response.status}"
+        return reply("FAILED", {"error": message, "http_status": response.status}, message)
+    return reply("SUCCEEDED", result_fields(response.body), f"the webhook answered HTTP {response.status}")
 
 
 def _timeout_text(timeout_s: float) -> str:
     return f"the webhook did not answer within {timeout_s:g} s; whether the action happened is unknown"
 
 
-def _error_body(exc: urllib.error.HTTPError) -> str:
+def result_fields(raw: bytes) -> dict[str, Any]:
+    """The result fields of a 2xx reply (see the module doc): scalar top-level keys of a JSON object."""
     try:
-        text = exc.read(2_000).decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
-    try:
-        parsed = json.loads(text)
+        parsed = json.loads(raw.decode("utf-8"))
     except ValueError:
-        return text[:300]
-    if isinstance(parsed, dict):
-        for key in ("error", "detail", "message"):
-            if isinstance(parsed.get(key), str):
-                return parsed[key][:300]
-    return text[:300]
-
-
-def _result_of(raw: bytes, status_code: int) -> dict[str, Any]:
-    text = raw.decode("utf-8", "replace")
-    if not text.strip():
-        return {"http_status": status_code}
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return {"http_status": status_code, "text": text[:2_000]}
-    return parsed if isinstance(parsed, dict) else {"response": parsed}
+        return {}
+    if not isinstance(parsed, dict):
+        return {}
+    fields: dict[str, Any] = {}
+    for key, value in parsed.items():
+        if len(fields) >= MAX_RESULT_FIELDS:
+            break
+        if not isinstance(key, str) or len(key) > 64:
+            continue
+        scalar = value is None or isinstance(value, bool | int | float)
+        if scalar or (isinstance(value, str) and len(value) <= MAX_RESULT_TEXT):
+            fields[key] = value
+    return fields

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arg_platform.errors import Forbidden, RuleViolation, Violation
+from arg_platform.handler_targets import handler_shown
 from arg_platform.job_api import JobSerializer, job_accepted
 from arg_platform.jobs import job_enqueue
 from arg_platform.pagination import MAX_OFFSET
@@ -45,13 +46,19 @@ def _valid(serializer_class: type, data: Any, **kwargs: Any) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
-def node_json(node: NodeData) -> dict[str, Any]:
+def node_json(node: NodeData, *, show_handler_target: bool) -> dict[str, Any]:
+    """The node as the API shows it. A ``webhook:<url>`` handler's URL names internal infrastructure:
+    callers who cannot curate (client tokens, reviewers) see ``webhook`` only."""
     data = asdict(node)
     data.pop("embedding", None)
+    data["handler"] = handler_shown(data.get("handler", ""), curator=show_handler_target)
     return data
 
 
 class GraphReadMixin(ProjectScopedMixin):
+    def node_json(self, node: NodeData) -> dict[str, Any]:
+        return node_json(node, show_handler_target=self.access.can(Capability.CURATE))
+
     def source(self, request: Request) -> str:
         source = request.query_params.get("source", graph_read.RELEASE)
         if source not in (graph_read.RELEASE, graph_read.DRAFT):
@@ -98,7 +105,7 @@ class NodeListView(GraphReadMixin, APIView):
             limit=limit,
         )
         return Response(
-            {"count": total, "offset": offset, "limit": limit, "results": [node_json(n) for n in nodes]}
+            {"count": total, "offset": offset, "limit": limit, "results": [self.node_json(n) for n in nodes]}
         )
 
     @extend_schema(request=s.NodeSerializer, responses={201: s.NodeSerializer})
@@ -117,7 +124,7 @@ class NodeListView(GraphReadMixin, APIView):
             handler=data["handler"],
         )
         node = services.node_create(project=self.project, actor=request.user, node=node)
-        return Response(node_json(node), status=status.HTTP_201_CREATED)
+        return Response(self.node_json(node), status=status.HTTP_201_CREATED)
 
 
 @extend_schema(parameters=[PROJECT, NODE_ID])
@@ -125,7 +132,7 @@ class NodeDetailView(GraphReadMixin, APIView):
     @extend_schema(parameters=[SOURCE], responses=s.NodeSerializer)
     def get(self, request: Request, project: str, node_id: str) -> Response:
         return Response(
-            node_json(
+            self.node_json(
                 graph_read.read_node(project=self.project, node_id=node_id, source=self.source(request))
             )
         )
@@ -139,16 +146,16 @@ class NodeDetailView(GraphReadMixin, APIView):
         node = services.node_update(
             project=self.project, actor=request.user, node_id=node_id, changes=changes
         )
-        return Response(node_json(node))
+        return Response(self.node_json(node))
 
 
 @extend_schema(parameters=[PROJECT, NODE_ID])
-class NodeStatusView(ProjectScopedMixin, APIView):
+class NodeStatusView(GraphReadMixin, APIView):
     @extend_schema(request=s.NodeStatusSerializer, responses=s.NodeSerializer)
     def post(self, request: Request, project: str, node_id: str) -> Response:
         data = _valid(s.NodeStatusSerializer, request.data)
         node = services.node_set_status(project=self.project, actor=request.user, node_id=node_id, **data)
-        return Response(node_json(node))
+        return Response(self.node_json(node))
 
 
 @extend_schema(parameters=[PROJECT, NODE_ID])
@@ -185,7 +192,7 @@ class NeighbourhoodView(GraphReadMixin, APIView):
             {
                 "center": hood.center,
                 "source": hood.source,
-                "nodes": [node_json(n) for n in hood.nodes],
+                "nodes": [self.node_json(n) for n in hood.nodes],
                 "edges": [asdict(e) for e in hood.edges],
             }
         )

@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.http import HttpRequest
 from django.urls import reverse
 
+from arg_platform.handler_targets import handler_shown
 from arg_platform.models import AuditEvent
 from arg_platform.ui import REFUSED, go_to, project_view, render_page, save_form, shown
 from ontology.graph_read import DRAFT, RELEASE
@@ -77,12 +78,20 @@ def node_events(access: ProjectAccess, node_id: str) -> Any:
     ).order_by("-created_at", "-id")
 
 
+def _shown_value(field: str, value: Any, curator: bool) -> Any:
+    return shown(handler_shown(value, curator=curator) if field == "handler" else value)
+
+
 def node_history_rows(access: ProjectAccess, node_id: str, events: Any) -> list[dict[str, Any]]:
     """Events as rows with their changed fields; an edge event names (and links) the other node."""
+    curator = access.can(Capability.CURATE)
     rows = []
     for event in events:
         fields = list(dict.fromkeys([*event.before, *event.after]))
-        changes = [(f, shown(event.before.get(f)), shown(event.after.get(f))) for f in fields]
+        changes = [
+            (f, _shown_value(f, event.before.get(f), curator), _shown_value(f, event.after.get(f), curator))
+            for f in fields
+        ]
         changes = [change for change in changes if change[1] != change[2]]  # edge updates log both fields
         row: dict[str, Any] = {"event": event, "changes": changes, "url": ""}
         if event.object_type == "edge":

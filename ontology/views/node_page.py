@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 from django.http import HttpResponse
 
 from arg_platform.errors import NotFound
+from arg_platform.handler_targets import handler_shown
 from arg_platform.ui import HtmxHttpRequest
 from arg_platform.vocabulary import NodeType
 from ontology import graph_read
@@ -201,6 +202,8 @@ def node_context(
         "editable": editable,
         "depth": depth,
         "is_action": node.type in ACTION_TYPES,
+        # A webhook's URL names internal infrastructure: people who cannot curate see "webhook" only.
+        "handler_shown": handler_shown(node.handler, curator=access.can(Capability.CURATE)),
         "active_release": active,
         "in_release": source == RELEASE or _in_release(access, node_id, active),
         **_attachments(access, node),

@@ -55,7 +55,9 @@ def _adopt_request_id(task: Any = None, task_id: str | None = None, **_: Any) ->
 
 
 @signals.task_postrun.connect
-def _clear_request_id(task: Any = None, task_id: str | None = None, state: str | None = None, **_: Any) -> None:
+def _clear_request_id(
+    task: Any = None, task_id: str | None = None, state: str | None = None, **_: Any
+) -> None:
     from .request_id import set_request_id
 
     set_request_id(None)
@@ -64,5 +66,7 @@ def _clear_request_id(task: Any = None, task_id: str | None = None, state: str |
         from .metrics import task_observe
 
         task_observe(
-            task=getattr(task, "name", "unknown"), state=state or "UNKNOWN", seconds=time.perf_counter() - started
+            task=getattr(task, "name", "unknown"),
+            state=state or "UNKNOWN",
+            seconds=time.perf_counter() - started,
         )

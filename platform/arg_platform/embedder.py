@@ -128,9 +128,7 @@ class SentenceTransformerEmbedder:
     name = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(
-        self, *, batch_size: int = 64, cache_size: int = 50_000, runtime: str | None = None
-    ) -> None:
+    def __init__(self, *, batch_size: int = 64, cache_size: int = 50_000, runtime: str | None = None) -> None:
         self.batch_size = batch_size
         self.cache = _LruCache(cache_size)
         self.runtime = runtime or getattr(settings, "EMBEDDER_RUNTIME", "onnx")  # asked for

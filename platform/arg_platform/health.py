@@ -1,8 +1,8 @@
 """Health checks of the parts the platform depends on, for ``GET /healthz``.
 
 Each check returns a ``ComponentHealth``; the endpoint answers 200 when every required part is up and
-503 naming the parts that are down. "No active release yet" is reported but is not a failure: a new
-platform starts without one.
+503 when one is down; the parts, and what failed, are shown to operators only (``arg_platform.views``).
+"No active release yet" is reported but is not a failure: a new platform starts without one.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def check_database() -> tuple[bool, str, dict[str, object]]:
 
 
 def check_graph_store() -> tuple[bool, str, dict[str, object]]:
-    from ontology.store import get_graph_store
+    from ontology.store import get_graph_store  # late: upward import (ignore list), read per probe
 
     status = get_graph_store().health()
     return status.ok, status.detail, {"backend": status.backend, **status.info}
@@ -93,7 +93,7 @@ def check_embedder() -> tuple[bool, str, dict[str, object]]:
 
 
 def check_release() -> tuple[bool, str, dict[str, object]]:
-    from ontology.selectors import release_active_summary
+    from ontology.selectors import release_active_summary  # late: upward import (ignore list), read per probe
 
     summary = release_active_summary()
     if summary is None:

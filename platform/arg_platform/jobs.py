@@ -78,7 +78,9 @@ def job_progress(job_id: int, fraction: float, message: str) -> None:
 def job_claim(job_id: int) -> Job | None:
     """Mark the job RUNNING and count the attempt; ``None`` when it is already finished."""
     with transaction.atomic():
-        job = Job.objects.select_for_update(of=("self",)).select_related("project", "created_by").get(pk=job_id)
+        job = (
+            Job.objects.select_for_update(of=("self",)).select_related("project", "created_by").get(pk=job_id)
+        )
         if job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
             return None
         attempts = int(job.params.get("attempts", 0)) + 1

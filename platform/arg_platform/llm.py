@@ -1,14 +1,17 @@
 """The client of the optional LLM: one call to an OpenAI-compatible chat-completions endpoint
 (``ARG_LLM_URL``, ``ARG_LLM_MODEL``, ``ARG_LLM_API_KEY``), bounded in time (``ARG_LLM_TIMEOUT_S``) and in
-the size of the reply read. Callers decide what a failure means (an extractive answer, an UNSURE)."""
+the size of the reply read, and sent through ``arg_platform.outbound`` (an LLM on an internal address
+must be named in ``ARG_OUTBOUND_ALLOW``). Callers decide what a failure means (an extractive answer, an
+UNSURE)."""
 
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Sequence
 
 from django.conf import settings
+
+from arg_platform import outbound
 
 
 class LlmError(RuntimeError):
@@ -38,12 +41,20 @@ def chat_complete(
     headers = {"Content-Type": "application/json"}
     if settings.LLM_API_KEY:
         headers["Authorization"] = f"Bearer {settings.LLM_API_KEY}"
-    request = urllib.request.Request(
-        chat_completions_url(settings.LLM_URL), data=json.dumps(body).encode("utf-8"), headers=headers
-    )
     try:
-        with urllib.request.urlopen(request, timeout=float(settings.LLM_TIMEOUT_S)) as response:  # noqa: S310
-            payload = json.loads(response.read(max_reply_bytes))
+        response = outbound.request(
+            "POST",
+            chat_completions_url(settings.LLM_URL),
+            body=json.dumps(body).encode("utf-8"),
+            headers=headers,
+            timeout_s=float(settings.LLM_TIMEOUT_S),
+            max_bytes=max_reply_bytes,
+        )
+        if not 200 <= response.status < 300:
+            raise LlmError(f"HTTPError: the LLM answered HTTP {response.status}")
+        payload = json.loads(response.body)
         return str(payload["choices"][0]["message"]["content"] or "").strip()
-    except Exception as exc:  # network, HTTP status, JSON shape
+    except LlmError:
+        raise
+    except Exception as exc:  # network, refused target, oversized reply, JSON shape
         raise LlmError(f"{type(exc).__name__}: {exc}") from exc

@@ -57,7 +57,9 @@ class AuditEvent(models.Model):
     fields that changed.
     """
 
-    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="audit_events")
+    # PROTECT: a project with an audit trail cannot be deleted (it is archived instead), so no delete
+    # anywhere can take its trail with it.
+    project = models.ForeignKey("projects.Project", on_delete=models.PROTECT, related_name="audit_events")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     actor_name = models.CharField(max_length=150, blank=True, help_text="kept when the user is deleted")
     action = models.CharField(max_length=32)

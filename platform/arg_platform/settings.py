@@ -14,6 +14,7 @@ machine-readable list.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -60,6 +61,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",  # sign-in throttling (arg_platform.login_throttling)
     "rest_framework",
     "drf_spectacular",
     "django_htmx",
@@ -77,6 +79,7 @@ MIDDLEWARE = [
     "arg_platform.metrics.MetricsMiddleware",
     "arg_platform.nul_characters.NulCharacterMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "arg_platform.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -86,6 +89,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "arg_platform.unavailable.ServiceUnavailableMiddleware",
+    # Last, as axes asks: turns a sign-in refused for a lock-out into the lock-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "arg_platform.urls"
@@ -268,48 +273,114 @@ OFFLINE_LOOP: dict[str, object] = {
     "max_logs": 200_000,  # most recent logs kept when the window holds more
     "seed": 7,  # samples, clustering and replay draws
     "reuse_proxy_s": 0,  # > 0: "immediate reuse of a related action" confirms an Info answer (§3.1.1)
-    "generators": ["split", "merge", "detour", "coactivation", "reinforce", "child_label", "promote", "memory"],
+    "generators": [
+        "split",
+        "merge",
+        "detour",
+        "coactivation",
+        "reinforce",
+        "child_label",
+        "promote",
+        "memory",
+    ],
     "split": {
-        "min_landings": 40, "max_prompts": 300, "max_children": 3, "min_share": 0.2,
-        "min_silhouette": 0.12, "max_centroid_cosine": 0.8, "label_weight": 0.3, "outcome_weight": 0.15,
+        "min_landings": 40,
+        "max_prompts": 300,
+        "max_children": 3,
+        "min_share": 0.2,
+        "min_silhouette": 0.12,
+        "max_centroid_cosine": 0.8,
+        "label_weight": 0.3,
+        "outcome_weight": 0.15,
         "shared_sentence_margin": 0.03,
     },
     "merge": {
-        "min_content_cosine": 0.9, "max_pairs": 200, "max_prompts": 200, "min_landings": 5,
-        "min_usage_cosine": 0.8, "min_competitions": 10, "fgw_alpha": 0.5, "fgw_epsilon": 0.2,
+        "min_content_cosine": 0.9,
+        "max_pairs": 200,
+        "max_prompts": 200,
+        "min_landings": 5,
+        "min_usage_cosine": 0.8,
+        "min_competitions": 10,
+        "fgw_alpha": 0.5,
+        "fgw_epsilon": 0.2,
     },
     "edges": {
-        "min_detour_support": 15, "min_detour_share": 0.2, "min_sources": 3, "new_edge_weight": 0.7,
-        "followup_s": 300, "min_coactivation_support": 25,
-        "z_low": -0.5, "z_weak": 0.1, "temperature": 1.0, "learning_rate": 0.1, "discount": 1.0,
-        "damping": 0.3, "decay": 0.01, "epochs": 3, "min_node_episodes": 15, "min_edge_support": 10,
+        "min_detour_support": 15,
+        "min_detour_share": 0.2,
+        "min_sources": 3,
+        "new_edge_weight": 0.7,
+        "followup_s": 300,
+        "min_coactivation_support": 25,
+        "z_low": -0.5,
+        "z_weak": 0.1,
+        "temperature": 1.0,
+        "learning_rate": 0.1,
+        "discount": 1.0,
+        "damping": 0.3,
+        "decay": 0.01,
+        "epochs": 3,
+        "min_node_episodes": 15,
+        "min_edge_support": 10,
         "min_strong_support": 5,
         "min_weight_delta": 0.15,
     },
     "labels": {
-        "max_prompts": 2000, "min_support": 12, "min_wordings": 3, "min_sources": 3, "cluster_cosine": 0.6,
-        "max_examples": 8, "sibling_cosine": 0.9, "attach_cosine": 0.35, "min_shadow_support": 10,
+        "max_prompts": 2000,
+        "min_support": 12,
+        "min_wordings": 3,
+        "min_sources": 3,
+        "cluster_cosine": 0.6,
+        "max_examples": 8,
+        "sibling_cosine": 0.9,
+        "attach_cosine": 0.35,
+        "min_shadow_support": 10,
     },
     "memory": {
-        "min_recurrence": 5, "min_sources": 3, "min_segments": 2, "max_segment_share": 0.8,
-        "weak_weight": 0.25, "min_weighted_support": 3.0, "max_uncertain_share": 0.6,
-        "infounit_cosine": 0.85, "node_cosine": 0.85, "attach_cosine": 0.4,
+        "min_recurrence": 5,
+        "min_sources": 3,
+        "min_segments": 2,
+        "max_segment_share": 0.8,
+        "weak_weight": 0.25,
+        "min_weighted_support": 3.0,
+        "max_uncertain_share": 0.6,
+        "infounit_cosine": 0.85,
+        "node_cosine": 0.85,
+        "attach_cosine": 0.4,
     },
     "replay": {"zone_sample": 200, "control_sample": 100, "knn_k": 7, "knn_min": 3, "knn_cosine": 0.6},
     "score": {
-        "a_confirmed": 1.0, "b_uncertain": 0.3, "c_lowconf": 0.7, "kappa_silence": 0.3,
-        "action_weight": 1.0, "fit_weight": 0.5, "ambiguity_weight": 0.3, "path_weight": 0.2,
-        "lambda_complexity": 0.02, "mu_taxonomy": 1.0, "nu_security": 2.0,
+        "a_confirmed": 1.0,
+        "b_uncertain": 0.3,
+        "c_lowconf": 0.7,
+        "kappa_silence": 0.3,
+        "action_weight": 1.0,
+        "fit_weight": 0.5,
+        "ambiguity_weight": 0.3,
+        "path_weight": 0.2,
+        "lambda_complexity": 0.02,
+        "mu_taxonomy": 1.0,
+        "nu_security": 2.0,
     },
     "gedig": {
-        "lam": 1.0, "gamma": 1.0, "c_max": 20.0, "max_hops": 3, "temperature": 0.1,
-        "theta_ag": 0.3, "theta_dg": 0.0,
+        "lam": 1.0,
+        "gamma": 1.0,
+        "c_max": 20.0,
+        "max_hops": 3,
+        "temperature": 0.1,
+        "theta_ag": 0.3,
+        "theta_dg": 0.0,
     },
     "bins": {
-        "high_score": 0.08, "mid_score": 0.01, "min_confirmed_gain": 0.03, "min_coverage": 0.3,
-        "max_uncertain_share": 0.5, "min_zone_interactions": 20,
+        "high_score": 0.08,
+        "mid_score": 0.01,
+        "min_confirmed_gain": 0.03,
+        "min_coverage": 0.3,
+        "max_uncertain_share": 0.5,
+        "min_zone_interactions": 20,
         "autocommit_kinds": ["EDGE_ADD", "EDGE_WEIGHT", "EDGE_INHIBIT", "MERGE", "LABEL_PROMOTE"],
-        "critical_clusters": [], "boost_uncertain_share": 0.6, "boost_active_check_rate": 0.3,
+        "critical_clusters": [],
+        "boost_uncertain_share": 0.6,
+        "boost_active_check_rate": 0.3,
         "silent_samples": 20,
     },
 }
@@ -348,17 +419,26 @@ MEMORY_LABEL_SIGNATURE = env_str(
     "ARG_MEMORY_LABEL_SIGNATURE", "primary", doc="LabelSignature of an InfoKey: primary | set (of LabelIDs)"
 )
 if MEMORY_LABEL_SIGNATURE not in {"primary", "set"}:
-    raise ImproperlyConfigured(f"ARG_MEMORY_LABEL_SIGNATURE={MEMORY_LABEL_SIGNATURE!r}: use 'primary' or 'set'")
+    raise ImproperlyConfigured(
+        f"ARG_MEMORY_LABEL_SIGNATURE={MEMORY_LABEL_SIGNATURE!r}: use 'primary' or 'set'"
+    )
 MEMORY_LLM_COMPARE = env_bool(
     "ARG_MEMORY_LLM_COMPARE", False, doc="ask the LLM SAME/DIFFERENT/UNSURE on grey-zone memory merges"
 )
 MEMORY_PHONE_REGIONS = env_list(
     "ARG_MEMORY_PHONE_REGIONS", ["US", "GB", "FR", "DE"], doc="regions of phone numbers written without +"
 )
-MEMORY_MAX_FACT_CHARS = env_int("ARG_MEMORY_MAX_FACT_CHARS", 2000, doc="longest memorizable fact (characters)")
+MEMORY_MAX_FACT_CHARS = env_int(
+    "ARG_MEMORY_MAX_FACT_CHARS", 2000, doc="longest memorizable fact (characters)"
+)
 if not 1 <= MEMORY_MAX_FACT_CHARS <= 4000:
     raise ImproperlyConfigured("ARG_MEMORY_MAX_FACT_CHARS must be between 1 and 4000")
 ACTION_TIMEOUT_S = env_int("ARG_ACTION_TIMEOUT_S", 5, doc="action webhook timeout (s)")
+OUTBOUND_ALLOW = env_list(
+    "ARG_OUTBOUND_ALLOW",
+    [],
+    doc="internal hosts / IPs / CIDRs that webhooks and the LLM client may call (default: public only)",
+)
 ACTION_HANDLER_MODULES = env_list(
     "ARG_ACTION_HANDLER_MODULES",
     [],
@@ -392,6 +472,7 @@ LOGGING = {
     "loggers": {
         "django.server": {"level": "WARNING"},
         "celery": {"level": "INFO"},
+        "axes": {"level": "WARNING"},  # failed sign-ins and lock-outs; not every successful one
     },
 }
 
@@ -416,7 +497,9 @@ if PRODUCTION and METRICS_TOKEN and len(METRICS_TOKEN) < 32:
 
 # Every process must share the cache: files under ARG_DATA_DIR (embedded: gunicorn workers and CLI on
 # one host) or Redis (production, where it also holds the rate-limit counters: RATE_LIMIT_STORE).
-_cache_url = env_str("ARG_CACHE_URL", "", doc="redis://… in production; empty = file cache under ARG_DATA_DIR")
+_cache_url = env_str(
+    "ARG_CACHE_URL", "", doc="redis://… in production; empty = file cache under ARG_DATA_DIR"
+)
 CACHES: dict[str, dict[str, object]]
 if _cache_url.startswith(("redis://", "rediss://")):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
@@ -433,7 +516,9 @@ else:
 
 RATE_LIMITS = {
     "infer": env_str("ARG_RATE_LIMIT_INFER", "3000/min", doc="per-token budget of POST /api/v1/infer"),
-    "feedback": env_str("ARG_RATE_LIMIT_FEEDBACK", "3000/min", doc="per-token budget of POST /api/v1/feedback"),
+    "feedback": env_str(
+        "ARG_RATE_LIMIT_FEEDBACK", "3000/min", doc="per-token budget of POST /api/v1/feedback"
+    ),
     "api": env_str("ARG_RATE_LIMIT_API", "600/min", doc="per-token budget of every other API endpoint"),
 }
 for _scope, _rate in RATE_LIMITS.items():
@@ -463,15 +548,60 @@ IMPORT_MAX_BYTES = env_int(
 if IMPORT_MAX_BYTES < 1:
     raise ImproperlyConfigured("ARG_IMPORT_MAX_BYTES must be a positive number of bytes")
 
+# --- Sign-in throttling (django-axes: arg_platform.login_throttling, docs/security.md#logins) -------
+LOGIN_FAILURE_LIMIT = env_int(
+    "ARG_LOGIN_FAILURE_LIMIT",
+    5,
+    doc="failed sign-ins, counted per account and per client address, that lock that account or address out",
+)
+LOGIN_LOCKOUT_MINUTES = env_int(
+    "ARG_LOGIN_LOCKOUT_MINUTES",
+    15,
+    doc="how long a lock-out lasts, and how long failed sign-ins count after the last one (minutes)",
+)
+if LOGIN_FAILURE_LIMIT < 1 or LOGIN_LOCKOUT_MINUTES < 1:
+    raise ImproperlyConfigured("ARG_LOGIN_FAILURE_LIMIT and ARG_LOGIN_LOCKOUT_MINUTES must be at least 1")
+PROXY_COUNT = env_int(
+    "ARG_PROXY_COUNT",
+    1 if PRODUCTION else 0,
+    doc="reverse proxies in front of web that append the client's address to X-Forwarded-For (the TLS "
+    "proxy in production); 0 = the connection's address is the client's, X-Forwarded-For is ignored",
+)
+if PROXY_COUNT < 0:
+    raise ImproperlyConfigured("ARG_PROXY_COUNT must be 0 or more")
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out account or address before any password is checked.
+    "arg_platform.login_throttling.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either count locks: the account, or the address
+AXES_RESET_ON_SUCCESS = True  # for that account from that address only (LoginAttemptHandler)
+# A refused attempt during a lock-out neither extends it nor is written again (its row would grow).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_HANDLER = "arg_platform.login_throttling.LoginAttemptHandler"
+AXES_CLIENT_IP_CALLABLE = "arg_platform.login_throttling.client_ip_address"
+AXES_LOCKOUT_CALLABLE = "arg_platform.login_throttling.login_locked_out_response"
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # every failed sign-in, listed in the admin
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "csrfmiddlewaretoken"]  # masked in logs and rows
+AXES_VERBOSE = False  # no start-up banner in every process
+
 # --- Security (production) ------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the cookie-less meta tag; harmless either way
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# Every response, in every mode (so the browser tests run the pages under it): arg_platform.csp.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("ARG_SECURE_SSL_REDIRECT", True, doc="redirect http to https")
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+    # The container's own probe asks over plain HTTP on loopback; anonymously /healthz says only up/down.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SECURE_HSTS_SECONDS = env_int("ARG_HSTS_SECONDS", 31_536_000, doc="HSTS max-age in production")
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

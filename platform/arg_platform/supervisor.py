@@ -93,7 +93,9 @@ class Supervisor:
 
     def start(self) -> None:
         for spec in self.specs:
-            self.procs[spec.name] = subprocess.Popen(spec.argv, start_new_session=True, env=child_environment())
+            self.procs[spec.name] = subprocess.Popen(
+                spec.argv, start_new_session=True, env=child_environment()
+            )
             print(f"[supervisor] started {spec.name} (pid {self.procs[spec.name].pid})", flush=True)
 
     def stop(self) -> None:

@@ -29,6 +29,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 from arg_platform.errors import Forbidden, NotFound, RuleViolation
+from arg_platform.handler_targets import audit_values_shown
 from arg_platform.models import AuditEvent
 from projects.access import Capability, ProjectAccess
 from projects.selectors import project_access, project_list_for_user
@@ -177,10 +178,13 @@ def object_url(access: ProjectAccess, event: AuditEvent) -> str:
 
 def history_rows(access: ProjectAccess, events: Any) -> list[dict[str, Any]]:
     """Audit events with their changed fields as (field, before, after) rows."""
+    curator = access.can(Capability.CURATE)
     rows = []
     for event in events:
-        fields = list(dict.fromkeys([*event.before, *event.after]))
-        changes = [(f, shown(event.before.get(f)), shown(event.after.get(f))) for f in fields]
+        before = audit_values_shown(event.before, curator=curator)
+        after = audit_values_shown(event.after, curator=curator)
+        fields = list(dict.fromkeys([*before, *after]))
+        changes = [(f, shown(before.get(f)), shown(after.get(f))) for f in fields]
         changes = [change for change in changes if change[1:] != ("—", "—")]
         rows.append({"event": event, "changes": changes, "url": object_url(access, event)})
     return rows

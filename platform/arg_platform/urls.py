@@ -17,7 +17,11 @@ urlpatterns = [
     path("api/v1/", include("inference.api.urls")),  # first: the path of every client request
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/", include("projects.api.urls")),
-    path("api/v1/projects/<slug:project>/jobs/<int:pk>/", job_api.JobDetailView.as_view(), name="api-job-detail"),
+    path(
+        "api/v1/projects/<slug:project>/jobs/<int:pk>/",
+        job_api.JobDetailView.as_view(),
+        name="api-job-detail",
+    ),
     path("api/v1/", include("taxonomy.api.urls")),
     path("api/v1/", include("ontology.api.urls")),
     path("api/v1/", include("memory.api.urls")),

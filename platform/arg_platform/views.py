@@ -11,14 +11,26 @@ from django.views.decorators.http import require_GET
 from projects.selectors import project_list_for_user
 
 from .health import health_report, report_as_json
+from .metrics import metrics_token_ok
+
+
+def _operator(request: HttpRequest) -> bool:
+    """A signed-in staff member or the metrics bearer token: who may read the platform's internals."""
+    user = request.user
+    return bool(user.is_authenticated and (user.is_staff or user.is_superuser)) or metrics_token_ok(
+        request.headers.get("Authorization", "")
+    )
 
 
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """JSON status of database, graph store, broker, embedder and active release; 503 when one is down."""
+    """Up or down: 200 ``{"status": "ok"}`` when database, graph store, broker, embedder and active
+    release all answer, else 503 ``{"status": "degraded"}``. Which part failed and why (exception text,
+    project slugs, versions) only for operators: staff or ``Authorization: Bearer $ARG_METRICS_TOKEN``."""
     ok, results = health_report()
-    return JsonResponse(report_as_json(ok, results), status=200 if ok else 503)
+    body = report_as_json(ok, results) if _operator(request) else {"status": "ok" if ok else "degraded"}
+    return JsonResponse(body, status=200 if ok else 503)
 
 
 @require_GET

@@ -357,7 +357,6 @@ def collect(
 
     from django.conf import settings
 
-
     started = time.perf_counter()
     window_end = window_end or timezone.now()
     if window_start is None:

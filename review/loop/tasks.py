@@ -122,11 +122,13 @@ STEP_TASKS = {
 
 @shared_task(name="review.offline_nightly", ignore_result=True)
 def offline_nightly_task() -> list[int]:
-    """Beat: open tonight's run for every project with an active release and queue its first step."""
+    """Beat: open tonight's run for every project with an active release (archived ones rest) and queue
+    its first step."""
 
     today = timezone.now().date().isoformat()
     opened = []
-    for project_id in Release.objects.filter(is_active=True).values_list("project_id", flat=True).distinct():
+    live = Release.objects.filter(is_active=True, project__archived_at__isnull=True)
+    for project_id in live.values_list("project_id", flat=True).distinct():
         project = Project.objects.get(pk=project_id)
         with transaction.atomic():
             run, created = offline_run_get_or_open(project=project, idempotency_key=f"nightly:{today}")

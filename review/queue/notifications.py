@@ -5,7 +5,8 @@
   People who do not review (experts) see no badge.
 * :func:`review_pending_notify` runs when the offline loop announces, after binning, with the proposals it just
   sent to review. It emails the project's reviewers when ``ARG_REVIEW_EMAIL`` is on (through Django's
-  email backend) and POSTs a JSON summary to ``ARG_REVIEW_WEBHOOK_URL`` when set. A notification is a
+  email backend) and POSTs a JSON summary to ``ARG_REVIEW_WEBHOOK_URL`` when set (through
+  ``arg_platform.outbound``, signed with the project's webhook secret like action webhooks). A notification is a
   courtesy: a failure is logged and reported in the result, never raised, so it cannot fail a night.
 """
 
@@ -13,8 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -23,14 +22,17 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.urls import reverse
 
+from arg_platform import outbound
 from memory.selectors import registry_unsure_list
 from projects.access import Capability
 from projects.models import Project
+from projects.webhook_secrets import SIGNATURE_HEADER, project_webhook_secret, webhook_signature
 from review.models import Proposal
 from review.queue.selectors import review_pending_count, reviewer_list, silent_sample_count
 
 logger = logging.getLogger(__name__)
 WEBHOOK_TIMEOUT_S = 5
+WEBHOOK_MAX_REPLY = 64_000  # the reply is not used; a receiver answering more is misbehaving
 EMAIL_PROPOSALS = 20  # proposals listed in one email (the rest are counted)
 
 
@@ -107,15 +109,17 @@ def _email(project: Project, payload: dict[str, Any]) -> int:
     return len(recipients)
 
 
-def _webhook(url: str, payload: dict[str, Any]) -> int:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(payload).encode("utf-8"),
-        headers={"Content-Type": "application/json", "User-Agent": "arg-platform/review"},
-        method="POST",
+def _webhook(url: str, project: Project, payload: dict[str, Any]) -> int:
+    data = json.dumps(payload).encode("utf-8")
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "arg-platform/review",
+        SIGNATURE_HEADER: webhook_signature(secret=project_webhook_secret(project=project), body=data),
+    }
+    response = outbound.request(
+        "POST", url, body=data, headers=headers, timeout_s=WEBHOOK_TIMEOUT_S, max_bytes=WEBHOOK_MAX_REPLY
     )
-    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:  # noqa: S310 (operator URL)
-        return int(response.status)
+    return response.status
 
 
 def on_proposals_sent_to_review(
@@ -141,11 +145,10 @@ def review_pending_notify(*, project: Project, proposals: Iterable[Proposal]) ->
     url = getattr(settings, "REVIEW_WEBHOOK_URL", "")
     if url:
         try:
-            status = _webhook(url, payload)
-        except urllib.error.HTTPError as exc:
-            status = exc.code
-            errors.append(f"webhook answered {exc.code}")
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            status = _webhook(url, project, payload)
+            if not 200 <= status < 300:
+                errors.append(f"webhook answered {status}")
+        except outbound.OutboundError as exc:
             logger.warning("review webhook for %s failed: %s", project.slug, exc)
             errors.append(f"webhook: {exc}")
     return NotifyResult(

@@ -33,6 +33,13 @@
     if (opener) opener.focus();
   }
 
+  // A filter select or checkbox marked data-autosubmit applies itself (the page's CSP allows no inline
+  // handlers; without this file the form's own button still submits it).
+  document.addEventListener("change", function (event) {
+    var field = event.target.closest && event.target.closest("[data-autosubmit]");
+    if (field && field.form) field.form.submit();
+  });
+
   // Escape closes an inline "new label" form.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape") return;

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
+from arg_platform.handler_targets import audit_values_shown
 from arg_platform.models import AuditEvent
 from arg_platform.patterns import MAX_PATTERN_CHARS
 from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
@@ -226,3 +229,10 @@ class AuditEventSerializer(serializers.ModelSerializer):
             "reason",
             "request_id",
         ]
+
+    def to_representation(self, instance: AuditEvent) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        curator = bool(self.context.get("curator"))
+        data["before"] = audit_values_shown(data["before"] or {}, curator=curator)
+        data["after"] = audit_values_shown(data["after"] or {}, curator=curator)
+        return data

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from arg_platform.errors import NotFound
 from arg_platform.models import AuditEvent
+from projects.access import Capability
 from projects.api.base import ProjectScopedMixin
 from taxonomy import selectors, services
 from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, Policy, Role
@@ -268,6 +269,10 @@ class RoleViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
 @extend_schema(parameters=[PROJECT_PARAM])
 class AuditViewSet(ProjectScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = s.AuditEventSerializer
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        # A webhook handler's URL is for curators only (arg_platform.handler_targets).
+        return {**super().get_serializer_context(), "curator": self.access.can(Capability.CURATE)}
 
     def get_queryset(self) -> QuerySet[AuditEvent]:
         qs = AuditEvent.objects.filter(project=self.project)

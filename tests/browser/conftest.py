@@ -42,10 +42,12 @@ def browser() -> Iterator[Any]:
 
 @dataclass
 class BrowserPage:
-    """A page plus the requests that tried to leave the live server."""
+    """A page plus the requests that tried to leave the live server and what the page's
+    Content-Security-Policy refused (every browser test ends by asserting it refused nothing)."""
 
     page: Any
     external_requests: list[str]
+    csp_violations: list[str]
 
 
 @pytest.fixture
@@ -63,8 +65,14 @@ def ui(browser: Any, live_server: Any) -> Iterator[BrowserPage]:
     context.route("**/*", only_live_server)
     page = context.new_page()
     page.set_default_timeout(15_000)
-    yield BrowserPage(page, external)
+    refused: list[str] = []
+    page.on(
+        "console",
+        lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
+    )
+    yield BrowserPage(page, external, refused)
     context.close()
+    assert refused == [], "the page's Content-Security-Policy refused something it does"
 
 
 @pytest.fixture

@@ -42,7 +42,9 @@ def test_an_expert_answers_a_clarify_from_its_trace_and_reads_the_continuation(
 
     # it is asked which of two labels it means, with the options as buttons,
     expect(page.locator("#trace-outcome")).to_have_text("CLARIFY")
-    expect(page.locator("#step-outcome blockquote")).to_contain_text("Do you mean SSO & SAML login or Set up 2FA?")
+    expect(page.locator("#step-outcome blockquote")).to_contain_text(
+        "Do you mean SSO & SAML login or Set up 2FA?"
+    )
     asked = page.url.rstrip("/").rsplit("/", 1)[1]
     screenshot("trace-clarify")
 
@@ -62,3 +64,19 @@ def test_an_expert_answers_a_clarify_from_its_trace_and_reads_the_continuation(
     page.wait_for_url(f"**/traces/{asked}/")
     expect(page.locator("#trace-outcome")).to_have_text("CLARIFY")
     assert ui.external_requests == []
+
+
+def test_the_trace_filter_applies_itself_under_the_pages_csp(ui, login, live_server, acme):
+    """The outcome filter submits on change through the site's script (no inline handler: the CSP
+    allows none), and the page declares that policy."""
+    page = ui.page
+    login("erin-expert")
+    response = page.goto(f"{live_server.url}/p/{acme.slug}/traces/")
+    policy = response.headers["content-security-policy"]
+    assert (
+        "script-src 'self'" in policy and "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
+    )
+    page.locator("#kind").select_option("CLARIFY")
+    page.wait_for_url("**/traces/?kind=CLARIFY*")
+    expect(page.locator("#kind")).to_have_value("CLARIFY")
+    assert ui.csp_violations == []

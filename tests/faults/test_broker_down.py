@@ -14,6 +14,8 @@ from django.test import Client
 from arg_platform.celery import app as celery_app
 from inference.models import Feedback, InferenceLog
 
+OPERATOR_TOKEN = "operator-" + "o" * 32
+
 pytestmark = pytest.mark.django_db
 
 
@@ -71,8 +73,10 @@ def test_queueing_a_task_fails_fast_and_the_request_side_survives(broker_down):
     assert "Connection refused" in str(failed.value) or "Error 111" in str(failed.value)
 
 
-def test_healthz_names_the_broker_as_down(published, broker_down):
-    response = Client().get("/healthz")
+def test_healthz_names_the_broker_as_down(published, broker_down, settings):
+    settings.METRICS_TOKEN = OPERATOR_TOKEN
+    assert Client().get("/healthz").json() == {"status": "degraded"}  # anonymous: no details
+    response = Client().get("/healthz", HTTP_AUTHORIZATION=f"Bearer {OPERATOR_TOKEN}")
 
     assert response.status_code == 503
     body = response.json()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from neo4j.exceptions import ServiceUnavailable
 
@@ -74,7 +75,9 @@ def test_graph_reads_answer_503_with_a_clear_message_then_recover(published, sto
     assert html.status_code == 503
     assert b"The graph store (neo4j) is unreachable" in html.content
 
-    health = Client().get("/healthz")
+    operator = Client()
+    operator.force_login(get_user_model().objects.create_user("operator", is_staff=True))
+    health = operator.get("/healthz")
     assert health.status_code == 503 and health.json()["failing"] == ["graph_store"]
 
     store_outage["down"] = False  # the server is back: same process, no restart

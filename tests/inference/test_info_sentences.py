@@ -34,7 +34,8 @@ def test_the_release_freezes_one_vector_per_sentence_of_every_content_node(demo_
     content = set(_content_positions(demo_snapshot))
     assert len(counts) == demo_snapshot.node_count
     assert counts == [
-        len(sentences(demo_snapshot.chunks[i])) if i in content else 0 for i in range(demo_snapshot.node_count)
+        len(sentences(demo_snapshot.chunks[i])) if i in content else 0
+        for i in range(demo_snapshot.node_count)
     ]
     assert matrix.shape == (sum(counts), 384)
     np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
@@ -55,7 +56,9 @@ def test_warm_up_and_retrieval_read_the_release_without_running_the_model(demo_s
     passes = embedder.passes
     blocks = index.vectors_of(demo_snapshot, _content_positions(demo_snapshot))
     assert embedder.passes == passes
-    assert sum(block.shape[0] for block in blocks) == sum(demo_snapshot.documents[SENTENCE_DOCUMENT]["counts"])
+    assert sum(block.shape[0] for block in blocks) == sum(
+        demo_snapshot.documents[SENTENCE_DOCUMENT]["counts"]
+    )
     assert info_warm_up(demo_snapshot) == len(_content_positions(demo_snapshot))
     assert embedder.passes == passes
 

@@ -9,8 +9,19 @@ from arg_platform import health
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_ok(client):
-    resp = client.get("/healthz")
+OPERATOR_TOKEN = "operator-" + "o" * 32
+
+
+@pytest.fixture
+def operator(client, settings):
+    """A client sending the metrics bearer token, as a monitoring probe of the operators would."""
+    settings.METRICS_TOKEN = OPERATOR_TOKEN
+    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {OPERATOR_TOKEN}"
+    return client
+
+
+def test_healthz_ok(operator):
+    resp = operator.get("/healthz")
     assert resp.status_code == 200
     body = resp.json()
     assert body["status"] == "ok"
@@ -21,12 +32,12 @@ def test_healthz_ok(client):
     assert resp["X-Request-ID"]
 
 
-def test_healthz_names_the_failing_part(client, monkeypatch):
+def test_healthz_names_the_failing_part(operator, monkeypatch):
     def broken() -> tuple[bool, str, dict[str, object]]:
         raise ConnectionError("broker unreachable")
 
     monkeypatch.setitem(health.CHECKS, "broker", broken)
-    resp = client.get("/healthz")
+    resp = operator.get("/healthz")
     assert resp.status_code == 503
     body = resp.json()
     assert body["failing"] == ["broker"]
@@ -34,11 +45,49 @@ def test_healthz_names_the_failing_part(client, monkeypatch):
     assert body["components"]["database"]["ok"] is True
 
 
-def test_healthz_reports_unreachable_redis_broker(client, settings):
+def test_healthz_reports_unreachable_redis_broker(operator, settings):
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
-    resp = client.get("/healthz")
+    resp = operator.get("/healthz")
     assert resp.status_code == 503
     assert resp.json()["failing"] == ["broker"]
+
+
+def test_anonymous_healthz_says_only_up_or_down(client, make_project, make_user, monkeypatch, settings):
+    """No project slug, version, component name or exception text for a caller who is not an operator:
+    anonymous, a signed-in person who is not staff, or a wrong bearer token."""
+    from ontology.releases import release_publish
+
+    settings.METRICS_TOKEN = OPERATOR_TOKEN
+    project = make_project("secret-customer")
+    release_publish(project=project, actor=None)
+    member = make_user("member")
+    signed_in = type(client)()
+    signed_in.force_login(member)
+    callers = [
+        client,
+        signed_in,
+        type(client)(HTTP_AUTHORIZATION="Bearer " + "x" * 40),
+    ]
+    for caller in callers:
+        resp = caller.get("/healthz")
+        assert (resp.status_code, resp.json()) == (200, {"status": "ok"})
+
+    def broken() -> tuple[bool, str, dict[str, object]]:
+        raise ConnectionError("redis at 10.0.0.7:6379 refused")
+
+    monkeypatch.setitem(health.CHECKS, "broker", broken)
+    for caller in callers:
+        resp = caller.get("/healthz")
+        assert (resp.status_code, resp.json()) == (503, {"status": "degraded"})
+        assert b"10.0.0.7" not in resp.content and b"secret-customer" not in resp.content
+    staff = type(client)()
+    ops = make_user("ops")
+    ops.is_staff = True
+    ops.save()
+    staff.force_login(ops)
+    details = staff.get("/healthz")
+    assert details.status_code == 503 and details.json()["failing"] == ["broker"]
+    assert b"secret-customer" in details.content  # the active release names its project
 
 
 def test_schema_is_openapi3(client):

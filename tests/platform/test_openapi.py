@@ -15,7 +15,9 @@ def test_schema_generates_without_warnings_and_validates(tmp_path):
     out = tmp_path / "schema.yaml"
     proc = subprocess.run(
         [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn", "--file", str(out)],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     schema = yaml.safe_load(out.read_text())

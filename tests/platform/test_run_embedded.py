@@ -25,6 +25,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+METRICS_TOKEN = "metrics-" + "m" * 32  # the operator's bearer: /healthz shows its details to it
+OPERATOR = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -59,6 +63,7 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
         if not k.startswith(("DJANGO_", "DATABASE_URL", "ARG_", "CELERY_"))
     }
     env["ARG_DATA_DIR"] = str(tmp_path / "var")
+    env["ARG_METRICS_TOKEN"] = METRICS_TOKEN
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True)
     boot = subprocess.run(
@@ -91,7 +96,7 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
         status = 0
         while time.monotonic() < deadline:
             try:
-                status, body = _get(f"{base}/healthz")
+                status, body = _get(f"{base}/healthz", OPERATOR)
                 if status == 200:
                     break
             except OSError:
@@ -100,6 +105,7 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
         assert status == 200, f"healthz never answered 200 (last {status})"
         health = json.loads(body)
         assert health["components"]["graph_store"]["info"]["backend"] == "sql"
+        assert _get(f"{base}/healthz") == (200, b'{"status": "ok"}')  # anonymous: up or down, nothing else
         status, body = _get(f"{base}/accounts/login/")
         assert status == 200 and b"password" in body.lower()
         status, body = _get(f"{base}/api/v1/schema/", {"Accept": "application/vnd.oai.openapi+json"})
@@ -155,7 +161,7 @@ def _wait_healthy(base: str, seconds: float) -> dict:
     status, body = 0, b""
     while time.monotonic() < deadline:
         try:
-            status, body = _get(f"{base}/healthz")
+            status, body = _get(f"{base}/healthz", OPERATOR)
             if status == 200:
                 return json.loads(body)  # type: ignore[no-any-return]
         except OSError:
@@ -193,6 +199,7 @@ def test_make_run_on_neo4j_serves_the_demo_from_a_local_server_and_keeps_its_dat
         if not k.startswith(("DJANGO_", "DATABASE_URL", "ARG_", "CELERY_", "NEO4J_"))
     }
     env["ARG_NEO4J_RUN_DIR"] = str(tmp_path / "neo4j-run")
+    env["ARG_METRICS_TOKEN"] = METRICS_TOKEN
     port = _free_port()
     proc = _run_neo4j(env, port)
     base = f"http://127.0.0.1:{port}"
@@ -222,7 +229,9 @@ def test_make_run_on_neo4j_serves_the_demo_from_a_local_server_and_keeps_its_dat
         assert status == 200, body
         answer = json.loads(body)
         assert answer["outcome"]["kind"] in ("INFO", "ACTION", "CLARIFY"), body
-        assert answer["release"]["version"] >= 1 and answer["path"]["nodes"], body  # the loop may have published
+        assert answer["release"]["version"] >= 1 and answer["path"]["nodes"], (
+            body
+        )  # the loop may have published
         served = {n["node_id"] for n in answer["path"]["nodes"]}
         connection = dict(re.findall(r"export (NEO4J_\w+)=(\S+)", (home / "env").read_text()))
         from neo4j import GraphDatabase

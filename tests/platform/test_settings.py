@@ -35,6 +35,8 @@ print(json.dumps({
     "broker": s.CELERY_BROKER_URL, "result_backend": s.CELERY_RESULT_BACKEND, "debug": s.DEBUG,
     "allowed_hosts": s.ALLOWED_HOSTS, "log_format": s.LOG_FORMAT, "secret_len": len(s.SECRET_KEY),
     "ssl_redirect": getattr(s, "SECURE_SSL_REDIRECT", False), "env_vars": ENV_VARS,
+    "redirect_exempt": getattr(s, "SECURE_REDIRECT_EXEMPT", []), "csp": s.CONTENT_SECURITY_POLICY,
+    "middleware": s.MIDDLEWARE,
 }))
 """
 
@@ -166,6 +168,8 @@ def test_production_reads_postgres_neo4j_and_redis(tmp_path):
     assert out["log_format"] == "json"
     assert out["ssl_redirect"] is True
     assert out["debug"] is False
+    assert "arg_platform.csp.ContentSecurityPolicyMiddleware" in out["middleware"]
+    assert "script-src 'self';" in out["csp"] and "frame-ancestors 'none'" in out["csp"]
     # celery beat keeps its schedule file under ARG_DATA_DIR/celery with any broker.
     assert (tmp_path / "data" / "celery").is_dir()
 
@@ -266,3 +270,19 @@ def test_every_variable_read_is_documented(tmp_path, mode):
     assert code == 0
     undocumented = sorted(name for name, doc in out["env_vars"].items() if not doc.strip())
     assert undocumented == []
+
+
+@pytest.mark.django_db
+def test_production_redirects_metrics_to_https_and_only_the_probe_stays_on_http(tmp_path, settings, client):
+    """Over plain HTTP in production, /metrics (and everything else) answers a redirect to HTTPS, so
+    its bearer token never has to travel in clear; only the anonymous up/down of /healthz is served."""
+    code, out = probe(tmp_path, **production(tmp_path))
+    assert code == 0
+    settings.SECURE_SSL_REDIRECT = out["ssl_redirect"]
+    settings.SECURE_REDIRECT_EXEMPT = out["redirect_exempt"]
+    for path in ("/metrics", "/api/v1/infer", "/accounts/login/"):
+        response = client.get(path)
+        assert response.status_code == 301 and response["Location"] == f"https://testserver{path}", path
+    health = client.get("/healthz")
+    assert (health.status_code, health.json()) == (200, {"status": "ok"})
+    assert health["Content-Security-Policy"] == settings.CONTENT_SECURITY_POLICY

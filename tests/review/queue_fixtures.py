@@ -262,8 +262,10 @@ def _module_project(path: Path, django_db_blocker: Any) -> Iterator[int]:
         project = published_pack(path)
     yield project.pk
     with django_db_blocker.unblock():
+        from arg_platform.models import AuditEvent
         from taxonomy.models import Label, Role
 
+        AuditEvent.objects.filter(project_id=project.pk).delete()  # PROTECTed, like roles and labels
         Role.objects.filter(project_id=project.pk).delete()  # roles and labels are PROTECTed references
         while Label.objects.filter(project_id=project.pk).exists():
             Label.objects.filter(project_id=project.pk, children__isnull=True).delete()

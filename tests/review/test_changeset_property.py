@@ -153,7 +153,9 @@ def test_applying_in_memory_then_freezing_equals_applying_to_the_stores_then_fre
             pass
         except RuleViolation:  # a service refused a write: the in-memory side must have a finding too
             assert in_memory is not None
-            findings = shadow_violations(in_memory) or knowledge_violations(in_memory.graph, in_memory.documents)
+            findings = shadow_violations(in_memory) or knowledge_violations(
+                in_memory.graph, in_memory.documents
+            )
             assert findings, ops
             outcomes["refused by both"] += 1
             return

@@ -72,7 +72,11 @@ def test_approval_publishes_the_active_release_plus_the_changeset_not_the_draft(
     lineage = browser.get(f"/p/{project.slug}/graph/releases/").content.decode()
     assert f"v{base.version} + approved" in lineage and f"#{split.pk}" in lineage
     api = browser.get(f"/api/v1/projects/{project.slug}/releases/{release.version}/").json()
-    assert (api["source"], api["parent_version"], api["proposals"]) == ("CHANGESETS", base.version, [split.pk])
+    assert (api["source"], api["parent_version"], api["proposals"]) == (
+        "CHANGESETS",
+        base.version,
+        [split.pk],
+    )
 
     published, created = draft_publish(project=project, actor=admin)
     assert created and (published.source, published.parent_id) == (Release.Source.DRAFT, release.pk)
@@ -106,7 +110,9 @@ def test_a_changeset_on_an_object_with_an_unpublished_draft_edit_is_refused_and_
         proposal_apply(proposal=split, actor=None)
 
     assert refused.value.violations[0].rule == "review.draft_conflict"
-    assert f"node {PARENT}" in refused.value.message and "publish or revert the draft" in refused.value.message
+    assert (
+        f"node {PARENT}" in refused.value.message and "publish or revert the draft" in refused.value.message
+    )
     split.refresh_from_db()
     assert split.status == "APPROVED" and split.applied_release_id is None
     assert list(Release.objects.filter(project=project)) == [base]

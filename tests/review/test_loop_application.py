@@ -170,7 +170,9 @@ def test_a_merge_that_fuses_an_action_into_an_info_node_is_refused_and_rolled_ba
 
 
 @pytest.mark.django_db
-def test_the_nightly_apply_publishes_proposals_reviewers_approved_in_batch_mode(small_release, stored_proposal):
+def test_the_nightly_apply_publishes_proposals_reviewers_approved_in_batch_mode(
+    small_release, stored_proposal
+):
     from ontology.models import Release
     from review.changeset import EdgeSetWeight
     from review.loop.run import offline_run_open, step_apply

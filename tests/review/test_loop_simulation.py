@@ -10,7 +10,9 @@ from tests.inference.loopback import Reply, loopback_server
 
 
 @pytest.mark.django_db
-def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autocommits(fresh_snapshots, settings):
+def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autocommits(
+    fresh_snapshots, settings
+):
     from bench.simulation.runner import simulate
     from review.models import Proposal
 

@@ -251,6 +251,7 @@ def route_values(name: str, values: dict[str, str]) -> dict[str, str]:
     found = {param: values[key] for param, key in WORLD_KWARGS.get(name, {}).items() if key in values}
     return {**values, **KWARGS.get(name, {}), **found}
 
+
 # Bodies that authorized callers send: valid enough to reach the view, refused before any costly write
 # (e.g. release notes over the 500-character limit, so an allowed publish stops at validation).
 BODIES: dict[str, dict[str, Any]] = {

@@ -24,16 +24,28 @@ BASE = "https://arg-platform.local/projects/acme"
 
 @pytest.fixture
 def taxonomy(project: Any, expert: Any) -> dict[str, Label]:
-    cluster_create(project=project, actor=expert, key="billing", name="Billing & payments",
-                   description="Money matters.")
+    cluster_create(
+        project=project, actor=expert, key="billing", name="Billing & payments", description="Money matters."
+    )
     cluster_create(project=project, actor=expert, key="access", name="Accounts & access")
 
     def label(name: str, cluster: str, parent: Label | None = None, **kwargs: Any) -> Label:
-        return label_create(project=project, actor=expert, name=name, cluster_key=cluster,
-                            parent_id=parent.label_id if parent else None, **kwargs)
+        return label_create(
+            project=project,
+            actor=expert,
+            name=name,
+            cluster_key=cluster,
+            parent_id=parent.label_id if parent else None,
+            **kwargs,
+        )
 
-    invoices = label("Invoices", "billing", description="Invoices and receipts.", synonyms=["bill", "receipt"],
-                     examples=["where is my invoice", "send me last month's bill"])
+    invoices = label(
+        "Invoices",
+        "billing",
+        description="Invoices and receipts.",
+        synonyms=["bill", "receipt"],
+        examples=["where is my invoice", "send me last month's bill"],
+    )
     download = label("Download invoice", "billing", invoices, examples=["download the PDF invoice"])
     pdf = label("PDF format", "billing", download, synonyms=["pdf"], status="SHADOW")
     legacy = label("Fax invoices", "billing", invoices)
@@ -47,9 +59,20 @@ def snapshot(project: Any) -> dict[str, Any]:
     return {
         "clusters": sorted((c.key, c.name, c.description) for c in Cluster.objects.filter(project=project)),
         "labels": sorted(
-            (x.label_id, x.name, x.description, x.cluster.key, x.parent.label_id if x.parent_id else None, x.status,
-             tuple(sorted(x.synonyms)), tuple(sorted(x.examples)), x.path, x.depth)
-            for x in Label.objects.filter(project=project).select_related("cluster", "parent")),
+            (
+                x.label_id,
+                x.name,
+                x.description,
+                x.cluster.key,
+                x.parent.label_id if x.parent_id else None,
+                x.status,
+                tuple(sorted(x.synonyms)),
+                tuple(sorted(x.examples)),
+                x.path,
+                x.depth,
+            )
+            for x in Label.objects.filter(project=project).select_related("cluster", "parent")
+        ),
     }
 
 
@@ -58,6 +81,7 @@ def counts() -> tuple[int, int, int]:
 
 
 # --- export ---------------------------------------------------------------------------------------
+
 
 def test_export_is_a_deterministic_skos_concept_scheme(project, taxonomy):
     text = skos_export(project=project)
@@ -77,7 +101,10 @@ def test_export_is_a_deterministic_skos_concept_scheme(project, taxonomy):
     assert (download, SKOS.broader, invoices) in graph
     assert (invoices, SKOS.notation, Literal("L00001")) in graph
     assert (invoices, SKOS.inScheme, scheme) in graph
-    assert set(graph.objects(invoices, SKOS.altLabel)) == {Literal("bill", lang="en"), Literal("receipt", lang="en")}
+    assert set(graph.objects(invoices, SKOS.altLabel)) == {
+        Literal("bill", lang="en"),
+        Literal("receipt", lang="en"),
+    }
     assert (invoices, SKOS.definition, Literal("Invoices and receipts.", lang="en")) in graph
     assert len(set(graph.objects(invoices, SKOS.example))) == 2
     assert (invoices, ARG.status, Literal("ACTIVE")) in graph
@@ -96,6 +123,7 @@ def test_export_base_uri_is_configurable(project, taxonomy, settings):
 
 # --- round trip -----------------------------------------------------------------------------------
 
+
 def test_export_then_import_into_a_fresh_project_round_trips(project, other_project, taxonomy, expert):
     result = skos_import(project=other_project, actor=expert, data=skos_export(project=project))
     assert (result.clusters_created, result.labels_created, result.labels_updated) == (2, 5, 0)
@@ -103,16 +131,28 @@ def test_export_then_import_into_a_fresh_project_round_trips(project, other_proj
     assert snapshot(other_project) == snapshot(project)
     other_project.refresh_from_db()
     assert other_project.label_seq == 5
-    assert AuditEvent.objects.filter(project=other_project, action="import", object_type="taxonomy").count() == 1
-    assert label_create(project=other_project, actor=expert, name="Refunds", cluster_key="billing").label_id == "L00006"
+    assert (
+        AuditEvent.objects.filter(project=other_project, action="import", object_type="taxonomy").count() == 1
+    )
+    assert (
+        label_create(project=other_project, actor=expert, name="Refunds", cluster_key="billing").label_id
+        == "L00006"
+    )
 
 
 def test_reimporting_the_same_export_changes_nothing(project, taxonomy, expert):
     before = snapshot(project)
     revision = type(project).objects.get(pk=project.pk).knowledge_revision
     result = skos_import(project=project, actor=expert, data=skos_export(project=project))
-    assert result.as_dict() == {"clusters_created": 0, "clusters_updated": 0, "labels_created": 0,
-                                "labels_updated": 0, "labels_unchanged": 5, "warnings": [], "dry_run": False}
+    assert result.as_dict() == {
+        "clusters_created": 0,
+        "clusters_updated": 0,
+        "labels_created": 0,
+        "labels_updated": 0,
+        "labels_unchanged": 5,
+        "warnings": [],
+        "dry_run": False,
+    }
     assert snapshot(project) == before
     assert type(project).objects.get(pk=project.pk).knowledge_revision == revision
 
@@ -163,8 +203,13 @@ def test_renaming_a_deprecated_label_id_is_refused_and_nothing_changes(project, 
     graph = Graph().parse(data=skos_export(project=project), format="turtle")
     legacy = URIRef(f"{BASE}/labels/{taxonomy['legacy'].label_id}")
     graph.set((legacy, SKOS.prefLabel, Literal("E-invoicing", lang="en")))
-    graph.set((graph.value(predicate=SKOS.notation, object=Literal("L00001")), SKOS.prefLabel,
-               Literal("Invoices renamed", lang="en")))
+    graph.set(
+        (
+            graph.value(predicate=SKOS.notation, object=Literal("L00001")),
+            SKOS.prefLabel,
+            Literal("Invoices renamed", lang="en"),
+        )
+    )
     before, rows = snapshot(project), counts()
     with pytest.raises(RuleViolation) as exc:
         skos_import(project=project, actor=expert, data=graph.serialize(format="turtle"))
@@ -174,8 +219,11 @@ def test_renaming_a_deprecated_label_id_is_refused_and_nothing_changes(project, 
 
 
 def test_import_that_deprecates_a_label_cleans_policy_allow_lists(project, taxonomy, expert):
-    policy_save(project=project, actor=expert, data={"key": "customer", "name": "Customer",
-                                                     "allowed_labels": ["L00001", "L00005"]})
+    policy_save(
+        project=project,
+        actor=expert,
+        data={"key": "customer", "name": "Customer", "allowed_labels": ["L00001", "L00005"]},
+    )
     graph = Graph().parse(data=skos_export(project=project), format="turtle")
     login = URIRef(f"{BASE}/labels/{taxonomy['login'].label_id}")
     graph.add((login, OWL.deprecated, Literal(True)))
@@ -228,10 +276,14 @@ ex:passwords a skos:Concept ;
 def test_a_third_party_concept_scheme_imports(project, expert):
     result = skos_import(project=project, actor=expert, data=THIRD_PARTY)
     assert (result.clusters_created, result.labels_created) == (2, 4)
-    assert result.warnings == ["http://vocab.example.org/support/refunds has 2 broader concepts; kept "
-                               "http://vocab.example.org/support/invoices"]
+    assert result.warnings == [
+        "http://vocab.example.org/support/refunds has 2 broader concepts; kept "
+        "http://vocab.example.org/support/invoices"
+    ]
     assert sorted(Cluster.objects.filter(project=project).values_list("key", "name", "description")) == [
-        ("billing", "Billing", "Everything about money."), ("security-privacy", "Security & privacy", "")]
+        ("billing", "Billing", "Everything about money."),
+        ("security-privacy", "Security & privacy", ""),
+    ]
     labels = {x.name: x for x in Label.objects.filter(project=project).select_related("cluster", "parent")}
     assert sorted(labels) == ["Credit notes", "Invoice", "Passwords", "Remboursements"]
     invoice = labels["Invoice"]
@@ -262,8 +314,10 @@ def test_reimporting_a_file_without_notations_updates_instead_of_duplicating(pro
 
 def test_the_language_option_picks_labels(project, expert):
     skos_import(project=project, actor=expert, data=THIRD_PARTY, language="fr")
-    assert sorted(Cluster.objects.filter(project=project).values_list("name", flat=True)) == ["Facturation",
-                                                                                              "Sécurité"]
+    assert sorted(Cluster.objects.filter(project=project).values_list("name", flat=True)) == [
+        "Facturation",
+        "Sécurité",
+    ]
     assert Label.objects.get(project=project, name="Facture").synonyms == ["note"]
 
 
@@ -306,8 +360,12 @@ def test_duplicate_sibling_names_are_refused(project, expert):
 def test_malformed_turtle_is_refused_with_the_parser_message(project, taxonomy, expert):
     before, rows = snapshot(project), counts()
     with pytest.raises(RuleViolation) as exc:
-        skos_import(project=project, actor=expert, data="@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
-                                                         "<urn:x:a> skos:prefLabel \"unterminated .\n")
+        skos_import(
+            project=project,
+            actor=expert,
+            data="@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
+            '<urn:x:a> skos:prefLabel "unterminated .\n',
+        )
     assert [v.rule for v in exc.value.violations] == ["skos.parse"]
     assert exc.value.message.startswith("[skos.parse] the turtle document could not be parsed: ")
     assert "line" in exc.value.message
@@ -328,16 +386,21 @@ def test_dry_run_reports_and_writes_nothing(project, expert):
 
 # --- management commands --------------------------------------------------------------------------
 
+
 def test_commands_export_and_import(project, other_project, taxonomy, tmp_path):
     out = tmp_path / "acme.ttl"
     call_command("skos_export", "--project", "acme", "--out", str(out), stderr=StringIO())
     assert out.read_text(encoding="utf-8") == skos_export(project=project)
     stdout = StringIO()
     call_command("skos_import", "--project", "globex", str(out), stdout=stdout, stderr=StringIO())
-    assert stdout.getvalue().strip() == ("imported acme.ttl into globex: clusters 2 created, 0 updated; "
-                                         "labels 5 created, 0 updated, 0 unchanged; 0 warning(s)")
+    assert stdout.getvalue().strip() == (
+        "imported acme.ttl into globex: clusters 2 created, 0 updated; "
+        "labels 5 created, 0 updated, 0 unchanged; 0 warning(s)"
+    )
     assert snapshot(other_project) == snapshot(project)
-    assert AuditEvent.objects.get(project=other_project, action="import").actor_name == "manage.py skos_import"
+    assert (
+        AuditEvent.objects.get(project=other_project, action="import").actor_name == "manage.py skos_import"
+    )
 
 
 def test_import_command_fails_on_a_violation_and_writes_nothing(project, tmp_path):
@@ -352,13 +415,16 @@ def test_import_command_fails_on_a_violation_and_writes_nothing(project, tmp_pat
 
 def test_import_command_reads_rdf_xml_by_extension(project, taxonomy, other_project, tmp_path):
     path = tmp_path / "acme.rdf"
-    path.write_text(Graph().parse(data=skos_export(project=project), format="turtle").serialize(format="xml"),
-                    encoding="utf-8")
+    path.write_text(
+        Graph().parse(data=skos_export(project=project), format="turtle").serialize(format="xml"),
+        encoding="utf-8",
+    )
     call_command("skos_import", "--project", "globex", str(path), stdout=StringIO(), stderr=StringIO())
     assert snapshot(other_project) == snapshot(project)
 
 
 # --- API ------------------------------------------------------------------------------------------
+
 
 def skos_url(project: Any) -> str:
     return f"/api/v1/projects/{project.slug}/skos/"
@@ -376,11 +442,19 @@ def test_api_get_returns_turtle_for_readers(project, taxonomy, reviewer, api_as,
 
 def test_api_post_as_expert_imports(project, other_project, taxonomy, make_user, api_as):
     globex_expert = make_user("gus-expert", "expert", other_project)
-    resp = api_as(globex_expert).post(skos_url(other_project), data=skos_export(project=project),
-                                      content_type="text/turtle")
+    resp = api_as(globex_expert).post(
+        skos_url(other_project), data=skos_export(project=project), content_type="text/turtle"
+    )
     assert resp.status_code == 200, resp.content
-    assert resp.json() == {"clusters_created": 2, "clusters_updated": 0, "labels_created": 5, "labels_updated": 0,
-                           "labels_unchanged": 0, "warnings": [], "dry_run": False}
+    assert resp.json() == {
+        "clusters_created": 2,
+        "clusters_updated": 0,
+        "labels_created": 5,
+        "labels_updated": 0,
+        "labels_unchanged": 0,
+        "warnings": [],
+        "dry_run": False,
+    }
     assert snapshot(other_project) == snapshot(project)
 
 

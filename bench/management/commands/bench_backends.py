@@ -248,10 +248,12 @@ def delete_project_rows(project_id: int) -> None:
     """Delete a project and its rows; what the taxonomy PROTECTs first (roles, label trees, clusters)."""
     from django.db import transaction
 
+    from arg_platform.models import AuditEvent
     from projects.models import ApiToken, Project
     from taxonomy.models import Cluster, Label, Role
 
     with transaction.atomic():
+        AuditEvent.objects.filter(project_id=project_id).delete()  # PROTECTed: the bench's own project
         ApiToken.objects.filter(project_id=project_id).delete()
         Role.objects.filter(project_id=project_id).delete()
         Label.objects.filter(project_id=project_id).update(parent=None)

@@ -27,14 +27,20 @@ class Command(BaseCommand):
             "--concurrency", type=int, default=1, help="latency phase: requests in flight (1: one client)"
         )
         parser.add_argument(
-            "--paired-concurrency", type=int, default=2, help="paired phase: requests in flight (one per worker)"
+            "--paired-concurrency",
+            type=int,
+            default=2,
+            help="paired phase: requests in flight (one per worker)",
         )
         parser.add_argument(
             "--throughput-concurrency", type=int, default=8, help="throughput phase: requests in flight"
         )
         parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
         parser.add_argument(
-            "--floor", type=int, default=200, help="prompts embedded for each embed-only floor (paced and tight)"
+            "--floor",
+            type=int,
+            default=200,
+            help="prompts embedded for each embed-only floor (paced and tight)",
         )
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--json", help="also write the results to this JSON file")
@@ -49,7 +55,11 @@ class Command(BaseCommand):
             raise CommandError(f"--nodes {options['nodes']!r}: give comma-separated integers") from exc
         if not sizes or min(sizes) < 50:
             raise CommandError("--nodes: every size must be at least 50")
-        concurrencies = (options["concurrency"], options["paired_concurrency"], options["throughput_concurrency"])
+        concurrencies = (
+            options["concurrency"],
+            options["paired_concurrency"],
+            options["throughput_concurrency"],
+        )
         if options["requests"] < 10 or min(concurrencies) < 1:
             raise CommandError("--requests must be ≥ 10 and the concurrencies ≥ 1")
         config = BenchConfig(
@@ -90,5 +100,7 @@ class Command(BaseCommand):
             first = next(row for row in results["sizes"] if row["nodes"] == failed[0])
             raise CommandError(f"failed or unfinished requests at {failed} nodes: {first['failures'][:3]}")
         if 10_000 not in sizes:
-            self.stdout.write(f"(no 10k size: the SUMMARY's 10k figures are those of {stand_in(sizes):,} nodes)")
+            self.stdout.write(
+                f"(no 10k size: the SUMMARY's 10k figures are those of {stand_in(sizes):,} nodes)"
+            )
         self.stdout.write(summary_line(results))

@@ -178,6 +178,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "arg_platform.parsers.BoundedJSONParser",  # DRF's JSON parser with a nesting bound
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "arg_platform.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "arg_platform.pagination.LimitOffsetPagination",  # bounded limit/offset

@@ -134,7 +134,12 @@ def run_action(
     if isinstance(resolved, str):
         return report.outcome(OutcomeKind.ACTION, ActionStatus.FAILED, given, f"{resolved}.")
     context = _context(
-        envelope, node_id=node.node_id, handler=public_handler_ref(resolved.ref), key=key, dry_run=dry_run
+        envelope,
+        project_id=project_id,
+        node_id=node.node_id,
+        handler=public_handler_ref(resolved.ref),
+        key=key,
+        dry_run=dry_run,
     )
     registered = resolved.registered
     checks = context_checks(registered, context)  # 4.
@@ -341,10 +346,14 @@ def _replay(report: _Report, row: ActionExecution, timeout: float) -> Outcome:
 # --- the response ------------------------------------------------------------------------------------
 
 
-def _context(envelope: Envelope, *, node_id: str, handler: str, key: str, dry_run: bool) -> ActionContext:
+def _context(
+    envelope: Envelope, *, project_id: int, node_id: str, handler: str, key: str, dry_run: bool
+) -> ActionContext:
+    """What a handler is told about the request; ``project_id`` is the project the execution is recorded
+    under (whose webhook secret signs the call)."""
     ctx = envelope.context
     return ActionContext(
-        project_id=envelope.project_id,
+        project_id=project_id,
         request_id=envelope.request_id,
         node_id=node_id,
         handler=handler,

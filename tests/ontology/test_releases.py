@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from arg_platform.errors import RuleViolation
+from inference import runtime
+from ontology import snapshot_registry
 from ontology.models import Release
 from ontology.releases import (
     PublishOptions,
@@ -201,9 +203,6 @@ def test_refresh_loads_each_newly_active_release_so_a_pin_loads_nothing(tiny, ma
 def test_the_refresher_builds_the_runtime_before_a_request_asks(tiny, make_user, token_client, monkeypatch):
     """A web worker's refresher thread loads the newly active release and builds its runtime; the
     request that follows is served from them (building either would fail here)."""
-    from inference import runtime
-    from ontology import snapshot_registry
-
     runtime.runtime_cache_clear()
     snapshot_registry.registry.clear()
     release = release_publish(project=tiny, actor=make_user("e6"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arg_platform import health
+from ontology.releases import release_publish
 
 pytestmark = pytest.mark.django_db
 
@@ -55,8 +56,6 @@ def test_healthz_reports_unreachable_redis_broker(operator, settings):
 def test_anonymous_healthz_says_only_up_or_down(client, make_project, make_user, monkeypatch, settings):
     """No project slug, version, component name or exception text for a caller who is not an operator:
     anonymous, a signed-in person who is not staff, or a wrong bearer token."""
-    from ontology.releases import release_publish
-
     settings.METRICS_TOKEN = OPERATOR_TOKEN
     project = make_project("secret-customer")
     release_publish(project=project, actor=None)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ontology.graph_arrays import NODE_TYPE_NAMES
 from ontology.graph_snapshot import GraphSnapshot
 
 from .params import DEFAULT_PARAMS, InfoParams
@@ -71,8 +72,6 @@ def info_sentences_hook(arrays: Any, documents: dict[str, Any], embedder: Any) -
     once at publication with the release's encoder and frozen with the release (``counts[i]`` sentences
     of node ``i``, in node order, rows of ``info_sentence_vectors``), so that no serving process embeds
     the release's chunks itself — at 100k nodes that is tens of minutes of CPU per process."""
-    from ontology.graph_arrays import NODE_TYPE_NAMES
-
     wanted = DEFAULT_PARAMS.context_node_types
     counts: list[int] = []
     texts: list[str] = []
@@ -161,6 +160,7 @@ class InfoIndex:
                     unfrozen.append(p)
             missing = unfrozen
         if missing:
+            # late: a rare path (a node type the release did not freeze) into the fine-tuning module
             from inference.learning.encoder_finetune import encoder_for_documents
 
             texts = [text for p in missing for text in self.sentences_of(snapshot, p)]

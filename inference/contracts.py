@@ -91,6 +91,7 @@ class PolicyDecision:
     reasons: tuple[str, ...] = ()  # e.g. ("blocked_term", "sensitive_topic:legal-advice")
     message: str = ""  # the refusal or refocus text when the state asks for one
     policy_key: str | None = None  # the policy that decided (None: a release without roles)
+    secrets: tuple[str, ...] = ()  # kinds of secret PII in the prompt (memory.pii.SECRET_KINDS): warned about
 
 
 @dataclass(frozen=True)

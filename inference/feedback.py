@@ -19,6 +19,7 @@ from arg_platform.errors import NotFound, RuleViolation, Violation
 from inference.contracts import InfoStatus, OutcomeKind
 from inference.models import Feedback, InferenceLog
 from inference.steps.clarification import chosen_option
+from memory.pii import redact_text
 
 # the idempotency key of the disambiguation feedback a continuation records: + its own request id
 ANSWERED_BY = "answered-by:"
@@ -83,7 +84,7 @@ def feedback_record(
                 helpful=helpful,
                 choice=choice[:200],
                 action_succeeded=action_succeeded,
-                comment=comment[:1000],
+                comment=redact_text(comment[:1000]).value,  # what a person typed: scrubbed
                 idempotency_key=idempotency_key,
             )
             if source == Feedback.Source.REVIEWER:

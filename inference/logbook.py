@@ -1,4 +1,10 @@
-"""Mandatory logging (§2.2, §2.8, §2.9.6, §3.1): one InferenceLog row per authenticated request."""
+"""Mandatory logging (§2.2, §2.8, §2.9.6, §3.1): one InferenceLog row per authenticated request.
+
+What a person typed or an action handled — the prompt, the conversation history in the context,
+action parameters and results, the answer, the error text — is stored as the Memory Guard scrubbed it
+(``memory.pii.redact``), and the row's ``pii`` lists the kinds found. Identifiers the client chose
+(``user_id``, ``session_id``) are kept as sent: they are what erasure by user id finds.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,10 @@ from arg_platform.storable_text import storable_text
 from inference.contracts import OutcomeKind, plain, plain_fields
 from inference.models import InferenceLog
 from inference.pipeline import InferenceResult
+from memory.pii import Redacted, redact
+
+# Context keys kept as the client sent them: identifiers and short codes, not what a person typed.
+CONTEXT_KEPT = frozenset({"role", "typology", "session_id", "user_id", "timestamp", "language"})
 
 
 def _json(value: Any) -> Any:
@@ -41,6 +51,21 @@ def log_result(result: InferenceResult) -> InferenceLog:
             "response_mode": str(decision.response_mode),
         }
     envelope = result.envelope
+    found: set[str] = set()
+
+    def scrubbed(value: Any) -> Any:
+        redacted: Redacted = redact(value)
+        found.update(redacted.kinds)
+        return redacted.value
+
+    context = {
+        k: (str(v) if v is not None and k == "timestamp" else v if k in CONTEXT_KEPT else scrubbed(v))
+        for k, v in plain_fields(request.context).items()
+    }
+    prompt = scrubbed(storable_text(request.prompt[:20_000]))
+    action = scrubbed(outcome.action or {}) if outcome else {}
+    answer = scrubbed(storable_text(outcome.answer)) if outcome else ""
+    error = scrubbed(storable_text(result.error.message))[:500] if result.error else ""
     log = insert_row(
         InferenceLog(
             project=request.project,
@@ -52,12 +77,9 @@ def log_result(result: InferenceResult) -> InferenceLog:
             role_key=(envelope.role_key if envelope else request.context.role) or "",
             typology_key=(envelope.typology_key if envelope else request.context.typology) or "",
             session_id=request.context.session_id or "",
-            prompt=storable_text(request.prompt[:20_000]),
+            prompt=prompt,
             language=envelope.language if envelope else "",
-            context={
-                k: (str(v) if v is not None and k == "timestamp" else v)
-                for k, v in plain_fields(request.context).items()
-            },
+            context=context,
             policy_state=str(decision.state) if decision else "",
             policy_constraints=constraints,
             policy_reasons=list(decision.reasons) if decision else [],
@@ -73,14 +95,15 @@ def log_result(result: InferenceResult) -> InferenceLog:
             target_node=(route.target or "") if route else ((landing.node_start or "") if landing else ""),
             fast_path=bool(route and route.fast_path),
             outcome_kind=str(outcome.kind) if outcome else "",
-            action=outcome.action or {} if outcome else {},
+            action=action,
             c_info=outcome.c_info if outcome else None,
             active_check=_json(outcome.active_check) if outcome and outcome.active_check else {},
             outcome_status=_status(result),
-            answer=storable_text(outcome.answer) if outcome else "",
+            answer=answer,
             outcome_details=_plain(outcome.details) if outcome else {},
             timings_ms=result.timings_ms,
-            error=storable_text(result.error.message[:500]) if result.error else "",
+            error=error,
+            pii=sorted(found),
         )
     )
     inference_observe(

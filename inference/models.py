@@ -11,6 +11,8 @@ class InferenceLog(models.Model):
 
     Written exactly once per request that passed authentication — including refused, blocked and
     failed ones — and never updated except by explicit feedback (``outcome_status``, ``feedback``).
+    What a person typed (the prompt, the conversation history, action parameters and results, the
+    answer, the error) is stored as the Memory Guard scrubbed it, and ``pii`` lists the kinds it found.
     """
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="inference_logs")
@@ -28,7 +30,7 @@ class InferenceLog(models.Model):
     role_key = models.CharField(max_length=63, blank=True)
     typology_key = models.CharField(max_length=63, blank=True)
     session_id = models.CharField(max_length=128, blank=True, db_index=True)
-    prompt = models.TextField()
+    prompt = models.TextField(help_text="as sent, with PII replaced by the Memory Guard's placeholders")
     language = models.CharField(max_length=8, blank=True)
     context = models.JSONField(default=dict, blank=True)
     policy_state = models.CharField(max_length=24, blank=True)
@@ -57,6 +59,9 @@ class InferenceLog(models.Model):
     )
     timings_ms = models.JSONField(default=dict, blank=True, help_text="per-step wall time")
     error = models.CharField(max_length=500, blank=True)
+    pii = models.JSONField(
+        default=list, blank=True, help_text="kinds of PII replaced in what this row stores (never the values)"
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

@@ -125,7 +125,22 @@ def _typology(runtime: Any, envelope: Envelope) -> dict[str, Any]:
 
 
 def run_inference(request: InferenceRequest, *, params: RoutingParams = DEFAULT_ROUTING) -> InferenceResult:
-    """Route one request to an Action, an Info answer, a memory read/write or a safe refusal."""
+    """Route one request to an Action, an Info answer, a memory read/write or a safe refusal.
+
+    A prompt holding secret PII (a card number, …) is answered as any other, and the answer ends with
+    the Policy Manager's warning not to share such numbers (``policy_manager.secret_notice``)."""
+    from inference.steps.policy_manager import secret_notice
+
+    result = _routed(request, params)
+    decision, outcome = result.decision, result.outcome
+    if decision is not None and decision.secrets and outcome is not None:
+        notice = secret_notice(decision.secrets)
+        result.outcome = _with_answer(outcome, f"{outcome.answer}\n\n{notice}" if outcome.answer else notice)
+    return result
+
+
+def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult:
+    """The pipeline in protocol order: envelope, policy, lexical, weaver, landing, traversal, outcome."""
     from inference import actions
     from inference.runtime import runtime_for
     from inference.steps import info, landing, lexical, policy_manager, traversal

@@ -19,8 +19,10 @@ packages (nothing is downloaded):
 The **deny-list for code-like text** keeps identifiers from being taken for people: a name candidate
 inside a token with ``_``, ``.``, ``/``, ``=``, camelCase, or inside backticks is never a PERSON.
 
-``scrub`` replaces every finding with a typed placeholder (``<EMAIL>``, ``<PERSON>``, …). The guard never
+``scrub`` replaces every finding with a typed placeholder (``<EMAIL>``, ``<PERSON>``, …). ``detect`` never
 sees more than ``MAX_SCAN_CHARS`` characters: the memory service refuses longer facts before calling it.
+``redact`` is the guard for text of any length and for JSON values (what a log row stores): it scans
+windows of at most ``MAX_SCAN_CHARS`` cut at whitespace and reports the kinds it replaced.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ import functools
 import ipaddress
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
@@ -389,3 +392,58 @@ def scrub(text: str, findings: Iterable[PiiFinding] | None = None) -> str:
 
 
 PLACEHOLDER_RE = re.compile(r"<(?:" + "|".join(PiiType.ALL) + r")>")
+
+# The kinds whose value a customer should never send to an assistant: the answer says so (§2.10.5.9.2).
+SECRET_KINDS = (PiiType.CARD, PiiType.IBAN, PiiType.NATIONAL_ID)
+
+
+@dataclass(frozen=True)
+class Redacted:
+    """A value with its PII replaced by placeholders, and the kinds found (never the values)."""
+
+    value: Any
+    kinds: frozenset[str]
+
+
+def _windows(text: str) -> Iterable[str]:
+    """``text`` cut into consecutive pieces of at most ``MAX_SCAN_CHARS``, at whitespace when one is near
+    the limit (a value is never cut in two unless it is a single run of that many characters)."""
+    while len(text) > MAX_SCAN_CHARS:
+        cut = max(text.rfind(" ", 0, MAX_SCAN_CHARS), text.rfind("\n", 0, MAX_SCAN_CHARS))
+        cut = cut + 1 if cut > MAX_SCAN_CHARS // 2 else MAX_SCAN_CHARS
+        yield text[:cut]
+        text = text[cut:]
+    yield text
+
+
+def redact_text(text: str, *, only: Collection[str] | None = None) -> Redacted:
+    """``text`` of any length with every finding (of the kinds ``only`` names, when given) replaced by
+    its placeholder."""
+    pieces: list[str] = []
+    kinds: set[str] = set()
+    for piece in _windows(text):
+        findings = [f for f in detect(piece) if only is None or f.type in only]
+        kinds.update(f.type for f in findings)
+        pieces.append(scrub(piece, findings) if findings else piece)
+    return Redacted("".join(pieces), frozenset(kinds))
+
+
+def redact(value: Any) -> Redacted:
+    """A JSON value (text, numbers, lists, objects) with the PII of every string in it replaced; object
+    keys are kept as they are (they are field names, not what a person typed)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        items = {k: redact(v) for k, v in value.items()}
+        return Redacted({k: r.value for k, r in items.items()}, _union(items.values()))
+    if isinstance(value, list | tuple):
+        parts = [redact(v) for v in value]
+        return Redacted([r.value for r in parts], _union(parts))
+    return Redacted(value, frozenset())
+
+
+def _union(parts: Iterable[Redacted]) -> frozenset[str]:
+    kinds: set[str] = set()
+    for part in parts:
+        kinds |= part.kinds
+    return frozenset(kinds)

@@ -18,6 +18,9 @@
 8. **execution** — a dry run records what would be sent (status DRY_RUN, no side effect); a real run
    reserves the idempotency key first, so two concurrent duplicates run the handler once.
 
+The ``ActionExecution`` row keeps the parameters and result with their PII replaced by the Memory
+Guard's placeholders (``memory.pii.redact``): a replayed request gets that redacted copy.
+
 Nothing here raises on a failing integration: a failing or silent webhook, an unknown handler or a
 handler exception are an ACTION outcome with status FAILED / TIMEOUT and a clear explanation.
 """
@@ -58,6 +61,7 @@ from inference.actions.handlers import (
 from inference.actions.registry import ActionContext, HandlerRegistry, default_registry
 from inference.contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
 from inference.models import ActionExecution
+from memory.pii import redact
 from ontology.graph_snapshot import GraphSnapshot, NodeView
 
 ACTION_NODE_TYPES = frozenset({"Action", "DirectAction"})
@@ -270,7 +274,7 @@ def _execute_once(
                 request_id=envelope.request_id,
                 node_id=report.node.node_id,
                 handler=resolved.ref,
-                parameters=json_safe(check.values),
+                parameters=redact(json_safe(check.values)).value,
                 status=ActionExecution.Status.TIMEOUT,
                 result={IN_PROGRESS_MARKER: True},
             )
@@ -282,7 +286,7 @@ def _execute_once(
         return _replay(report, _await_result(stored, timeout), timeout)
     execution = invoke(resolved, check.values, context, timeout_s=timeout)
     ActionExecution.objects.filter(pk=row.pk).update(
-        status=execution.status, result=execution.result, duration_ms=execution.duration_ms
+        status=execution.status, result=redact(execution.result).value, duration_ms=execution.duration_ms
     )
     return report.executed(execution, check, checks)
 
@@ -307,9 +311,9 @@ def _record_dry_run(
                 request_id=envelope.request_id,
                 node_id=report.node.node_id,
                 handler=resolved.ref,
-                parameters=json_safe(check.values),
+                parameters=redact(json_safe(check.values)).value,
                 status=ActionExecution.Status.DRY_RUN,
-                result=execution.result,
+                result=redact(execution.result).value,
             )
     except IntegrityError:  # the same request asked for the same dry run twice: one record is enough
         pass

@@ -81,3 +81,19 @@ class FeedbackResponseSerializer(serializers.Serializer):
     request_id = serializers.CharField()
     outcome_status = serializers.CharField()
     silent_outcome = serializers.BooleanField()
+
+
+class ErasureRequestSerializer(serializers.Serializer):
+    user_id = serializers.CharField(
+        max_length=128, help_text="the end user's id, as client apps send it in context.user_id"
+    )
+
+
+class ErasureResponseSerializer(serializers.Serializer):
+    user = serializers.CharField(
+        help_text="sha256:<16 hex digits> of the user id (what the audit trail keeps)"
+    )
+    counts = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="rows deleted per kind (inference_logs, feedback, action_executions, memories, …)",
+    )

@@ -1,8 +1,9 @@
-"""``POST /api/v1/infer`` and ``POST /api/v1/feedback``.
+"""``POST /api/v1/infer``, ``POST /api/v1/feedback`` and ``POST /api/v1/projects/<slug>/erasures/``.
 
 The caller is a project API token (its policy role selects the policy) or a signed-in person with
 ``?project=<slug>``. Every request that passed authentication leaves exactly one InferenceLog row,
-including invalid and refused ones.
+including invalid and refused ones. An erasure (``inference.erasure``) deletes one end user's logs and
+memory; only the project's admins (a person, by session or personal token) may ask for it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from rest_framework.views import APIView
 
 from arg_platform.errors import RuleViolation, Violation
 from inference.api import serializers as s
+from inference.erasure import user_data_erase, user_id_digest
 from inference.feedback import feedback_record
 from inference.response_body import infer_response_body
 from inference.services import Caller, inference_call
 from projects.access import Capability, ProjectAccess
-from projects.api.base import request_token
+from projects.api.base import ProjectScopedMixin, request_token
 from projects.selectors import project_access_require
 
 PROJECT_QUERY = OpenApiParameter("project", str, description="project slug (people only; tokens imply it)")
@@ -92,3 +94,23 @@ class FeedbackView(APIView):
             },
             status=status.HTTP_200_OK,
         )
+
+
+class ErasureView(ProjectScopedMixin, APIView):
+    """Erase one end user's data in this project: the request logs sent with ``context.user_id`` = the id
+    (with their feedback and action runs) and the user's memory, in one transaction; the audit trail
+    records the counts and a hash of the id. Project admins only (client tokens: 403)."""
+
+    write_capability = Capability.ADMIN
+
+    @extend_schema(
+        parameters=[OpenApiParameter("project", str, OpenApiParameter.PATH, description="project slug")],
+        request=s.ErasureRequestSerializer,
+        responses={200: s.ErasureResponseSerializer},
+    )
+    def post(self, request: Request, project: str) -> Response:
+        serializer = s.ErasureRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user_id = serializer.validated_data["user_id"]
+        counts = user_data_erase(project=self.project, user_id=user_id, actor=request.user)
+        return Response({"user": user_id_digest(user_id), "counts": counts}, status=status.HTTP_200_OK)

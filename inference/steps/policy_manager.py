@@ -18,12 +18,16 @@ release (``compile_policy``, held by ``ReleaseRuntime``):
 * **access control** — the role's policy constraints, label rules expanded over whole subtrees with
   ``label_gate_for``, node types, max hops, memory scopes (precomputed per release);
 * **response shaper** — ALLOW → normal, RESTRICT → cautious, ALLOW_WITH_REFOCUS → refocus,
-  BLOCK → refuse.
+  BLOCK → refuse;
+* **Memory Guard** (``memory.pii``, §2.10.5.9.2) — the kinds of secret PII the prompt holds (a card
+  number, an IBAN, a national id: ``SECRET_KINDS``) go into ``PolicyDecision.secrets``. They change no
+  state: the request is answered as any other, and ``secret_notice`` adds to the answer a warning not
+  to share such numbers. Every answer leaves with its secret PII replaced by placeholders.
 
 Precedence BLOCK > ALLOW_WITH_REFOCUS > RESTRICT > ALLOW; every matched reason is listed, in
 sub-module order. ``postcheck`` runs the content filter over the answer before it leaves: a blocked
-term replaces the whole answer by the refusal; blocked patterns (often PII-shaped, such as card
-numbers) are redacted in place.
+term replaces the whole answer by the refusal; blocked patterns are redacted in place, and so is
+secret PII the Memory Guard finds.
 
 A blocked pattern that cannot run on RE2 fails closed. Validation refuses such a pattern (saving a
 policy, importing a pack, publishing), but a release frozen under older rules may still carry one:
@@ -43,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from arg_platform.patterns import ExpertPattern, PatternError, expert_pattern
 from inference.contracts import Envelope, PolicyConstraints, PolicyDecision, PolicyState, ResponseMode
 from inference.steps.envelope import matching_tokens, normalized_for_matching
+from memory.pii import SECRET_KINDS, PiiType, detect, redact_text
 from taxonomy.validator import TaxonomyView, label_gate_for
 
 if TYPE_CHECKING:
@@ -256,6 +261,32 @@ def precheck(envelope: Envelope, runtime: ReleaseRuntime) -> PolicyDecision:
         reasons=tuple(reasons),
         message=message,
         policy_key=policy.key or None,
+        secrets=secrets_in(envelope.prompt),
+    )
+
+
+def secrets_in(text: str) -> tuple[str, ...]:
+    """The kinds of secret PII (``SECRET_KINDS``) the Memory Guard finds in ``text``, in a fixed order."""
+    found = {f.type for f in detect(text)}
+    return tuple(kind for kind in SECRET_KINDS if kind in found)
+
+
+SECRET_NAMES = {
+    PiiType.CARD: "card numbers",
+    PiiType.IBAN: "bank account numbers",
+    PiiType.NATIONAL_ID: "ID numbers such as social security or passport numbers",
+}
+
+
+def secret_notice(kinds: tuple[str, ...]) -> str:
+    """The warning added to the answer of a request that held secret PII ("" when it held none)."""
+    if not kinds:
+        return ""
+    names = [SECRET_NAMES[k] for k in kinds]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return (
+        f"For your safety, please don't share {listed} here: we never need them to help you, "
+        "and we removed what you sent from our records."
     )
 
 
@@ -273,7 +304,8 @@ def postcheck(
 
     A blocked term in the answer replaces it with the policy's refusal; blocked patterns are
     redacted where they match, and the answer is refused if one still matches its matching form (or
-    when the policy holds a pattern RE2 refused).
+    when the policy holds a pattern RE2 refused). Secret PII (``SECRET_KINDS``) is replaced by its
+    placeholder (``<CARD>``).
     """
     policy = runtime.policy(decision.policy_key)
     if decision.state is PolicyState.BLOCK:
@@ -288,4 +320,8 @@ def postcheck(
         redactions += count
     if any(pattern.search(normalized_for_matching(text)) for pattern in policy.blocked_patterns):
         return policy.refusal_message, ("postcheck:blocked_pattern",)
-    return text, ("postcheck:blocked_pattern",) if redactions else ()
+    reasons = ("postcheck:blocked_pattern",) if redactions else ()
+    redacted = redact_text(text, only=SECRET_KINDS)
+    if redacted.kinds:
+        text, reasons = redacted.value, (*reasons, "postcheck:secret_redacted")
+    return text, reasons

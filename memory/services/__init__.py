@@ -6,11 +6,13 @@ nothing.
 * ``registry_review`` — a reviewer's verbs: resolve an UNSURE attempt, detach a wrong merge, promote an
   InfoUnit for consolidation;
 * ``term_distinctions`` — terms a project declares never to mean the same fact;
-* ``maintenance`` — label paths, alias redirects and recall caches kept up to date.
+* ``maintenance`` — label paths, alias redirects and recall caches kept up to date;
+* ``erasure`` — one user's memory erased on request (``inference.erasure`` calls it).
 
 The services are imported from here (``from memory.services import memory_write``).
 """
 
+from .erasure import MEMORY_KINDS, memory_user_erase
 from .maintenance import info_key_label_paths_refresh, memory_redirect_soft_update, recall_cache_clear
 from .registry_review import (
     PROMOTION_MIN_SOURCES,
@@ -30,6 +32,7 @@ from .writes import (
 )
 
 __all__ = [
+    "MEMORY_KINDS",
     "PROMOTION_MIN_SOURCES",
     "PROMOTION_MIN_STRONG",
     "SUBJECT_MAX",
@@ -41,6 +44,7 @@ __all__ = [
     "label_context_for",
     "max_fact_chars",
     "memory_redirect_soft_update",
+    "memory_user_erase",
     "memory_write",
     "recall_cache_clear",
     "registry_unsure_resolve",

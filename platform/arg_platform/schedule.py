@@ -6,7 +6,8 @@ from typing import Any
 
 
 def beat_schedule(*, nightly_hour_utc: int) -> dict[str, dict[str, Any]]:
-    """Periodic tasks: the worker heartbeat now; the nightly offline loop joins here at ``nightly_hour_utc``."""
+    """Periodic tasks: the worker heartbeat, the nightly offline loop at ``nightly_hour_utc`` and, an hour
+    later (once the loop has read its window), the purge of request logs past ``ARG_LOG_RETENTION_DAYS``."""
     from celery.schedules import crontab
 
     return {
@@ -15,5 +16,10 @@ def beat_schedule(*, nightly_hour_utc: int) -> dict[str, dict[str, Any]]:
         "review-offline-nightly": {
             "task": "review.offline_nightly",
             "schedule": crontab(hour=nightly_hour_utc, minute=0),
+        },
+        # retention (inference.tasks): request logs, their feedback and action runs past the retention window
+        "inference-logs-purge": {
+            "task": "inference.logs_purge",
+            "schedule": crontab(hour=(nightly_hour_utc + 1) % 24, minute=0),
         },
     }

@@ -390,6 +390,21 @@ OFFLINE_LOOP: dict[str, object] = {
     },
 }
 
+# Retention of the request logs (inference.retention, beat entry "inference-logs-purge" an hour after the
+# nightly loop): InferenceLog rows (their feedback with them) and ActionExecution rows older than this many
+# days are deleted. 0 keeps them forever; any other value must cover the window the nightly loop reads.
+LOG_RETENTION_DAYS = env_int(
+    "ARG_LOG_RETENTION_DAYS",
+    90,
+    doc="days request logs, feedback and action runs are kept (0 = forever; else >= the loop's window)",
+)
+_loop_window_days = int(str(OFFLINE_LOOP["window_days"]))
+if LOG_RETENTION_DAYS < 0 or 0 < LOG_RETENTION_DAYS < _loop_window_days:
+    raise ImproperlyConfigured(
+        f"ARG_LOG_RETENTION_DAYS={LOG_RETENTION_DAYS}: use 0 (keep forever) or at least "
+        f"{_loop_window_days}, the days of logs the nightly offline loop reads"
+    )
+
 # --- Models and the optional LLM ------------------------------------------------------------------
 EMBEDDER_BATCH_SIZE = env_int("ARG_EMBEDDER_BATCH_SIZE", 64, doc="sentences per embedding batch")
 EMBEDDER_CACHE_SIZE = env_int(

@@ -375,6 +375,20 @@ def test_with_an_llm_configured_the_answer_is_generated_from_the_context(demo_sn
     assert user.endswith(f"Question: {ALIGNED}")
 
 
+def test_the_llm_provider_sees_the_question_with_its_pii_replaced(demo_snapshot, settings):
+    question = (
+        "How do I enable two-factor authentication? I'm at maria.lopez@example.com, card 4111 1111 1111 1111"
+    )
+    with loopback_server(lambda request: completion(f"Scan the QR code [{SETUP_2FA}].")) as llm:
+        settings.LLM_URL, settings.LLM_MODEL = llm.url, "tiny"
+        outcome = answer(demo_snapshot, question)
+
+    assert outcome.details["mode"] == "llm"
+    user = llm.requests[0]["json"]["messages"][1]["content"]
+    assert user.endswith("Question: How do I enable two-factor authentication? I'm at <EMAIL>, card <CARD>")
+    assert "maria" not in user and "4111" not in user
+
+
 @pytest.mark.parametrize(
     ("reply", "error"),
     [

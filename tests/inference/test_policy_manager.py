@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from inference.contracts import PolicyConstraints, PolicyState, RequestContext, ResponseMode
 from inference.runtime import ReleaseRuntime
 from inference.steps.envelope import build_envelope
-from inference.steps.policy_manager import ScopeGuard, postcheck, precheck
+from inference.steps.policy_manager import ScopeGuard, postcheck, precheck, secret_notice
 from tests.inference.conftest import DEMO_PACK
 
 pytestmark = pytest.mark.django_db  # the session fixture publishes the demo release once
@@ -107,11 +107,25 @@ def test_blocked_pattern_blocks(envelope_for, demo):
 
 
 def test_blocked_pattern_depends_on_the_role(envelope_for, demo):
-    prompt = "my card 4242 4242 4242 4242 was charged twice"
+    prompt = "how do I stress test their api"
     customer = check(envelope_for, demo, prompt, role="customer")
-    agent = check(envelope_for, demo, prompt, role="support-agent")  # no card-number pattern
+    sre = check(envelope_for, demo, prompt, role="sre-operator")  # no load-attack pattern
     assert (customer.state, customer.reasons) == (PolicyState.BLOCK, ("blocked_pattern",))
-    assert (agent.state, agent.reasons) == (PolicyState.ALLOW, ())
+    assert (sre.state, sre.reasons) == (PolicyState.ALLOW, ())
+
+
+def test_a_card_number_is_no_reason_to_refuse_but_is_named_as_a_secret(envelope_for, demo):
+    decision = check(envelope_for, demo, "my card 4242 4242 4242 4242 was charged twice", role="customer")
+    assert (decision.state, decision.reasons, decision.secrets) == (PolicyState.ALLOW, (), ("CARD",))
+    plain = check(envelope_for, demo, "my card was charged twice, invoice 4242", role="customer")
+    assert plain.secrets == ()
+
+
+def test_the_secret_notice_names_each_kind_found():
+    assert secret_notice(()) == ""
+    assert "don't share card numbers here" in secret_notice(("CARD",))
+    both = secret_notice(("CARD", "IBAN"))
+    assert "card numbers or bank account numbers" in both
 
 
 def test_blocked_terms_depend_on_the_role(envelope_for, demo):
@@ -246,10 +260,18 @@ def test_markers_the_domain_uses_are_dropped():
 
 
 def test_postcheck_redacts_blocked_patterns(envelope_for, demo):
-    decision = check(envelope_for, demo, "which card do you have on file")
-    assert postcheck(decision, "The card 4242 4242 4242 4242 is on file.", demo) == (
-        "The card [redacted] is on file.",
+    decision = check(envelope_for, demo, "which accounts are protected")
+    assert postcheck(decision, "Nobody may hack into an account.", demo) == (
+        "Nobody may [redacted] an account.",
         ("postcheck:blocked_pattern",),
+    )
+
+
+def test_postcheck_replaces_secret_pii_in_the_answer(envelope_for, demo):
+    decision = check(envelope_for, demo, "which card do you have on file")
+    assert postcheck(decision, "The card 4242 4242 4242 4242 is on file (ops@example.com).", demo) == (
+        "The card <CARD> is on file (ops@example.com).",
+        ("postcheck:secret_redacted",),
     )
 
 

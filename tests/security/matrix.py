@@ -38,6 +38,7 @@ API_SIGNED_IN = cells(E401, OK, OK, OK, OK)  # any authenticated caller, no proj
 API_READ = cells(E401, OK, OK, OK, OK)  # Capability.READ
 API_CURATE = cells(E401, E403, OK, E403, OK)  # Capability.CURATE
 API_PUBLISH = cells(E401, E403, E403, E403, OK)  # Capability.PUBLISH
+API_ADMIN = cells(E401, E403, E403, E403, OK)  # Capability.ADMIN (erasure of an end user's data)
 API_INFER = cells(E401, OK, OK, OK, OK)  # Capability.INFER (people name the project with ?project=)
 UI_SIGNED_IN = cells(LOGIN, LOGIN, OK, OK, OK)
 UI_READ = cells(LOGIN, LOGIN, OK, OK, OK)
@@ -65,6 +66,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     # inference API
     "infer": {"POST": API_INFER},
     "feedback": {"POST": API_INFER},
+    "erasures": {"POST": API_ADMIN},
     # taxonomy API
     "typology-templates": {"GET": API_SIGNED_IN},
     "pack": {"GET": API_CURATE, "POST": API_CURATE},

@@ -18,6 +18,7 @@ from django.conf import settings
 from arg_platform.llm import LlmError
 from inference.contracts import Citation, Envelope, Outcome, OutcomeKind, PolicyDecision, Route, WeaverResult
 from inference.steps.clarification import options_details
+from memory.pii import redact_text
 from ontology.graph_snapshot import GraphSnapshot
 
 from .active_check import active_check_for, nearby_branches, status_at_answer
@@ -93,7 +94,9 @@ def answer_info(
     mode, llm_error = "extractive", ""
     if settings.LLM_URL:
         try:
-            text, cited = llm_answer(envelope.prompt, [snapshot.node(p) for p, _ in found.by_node])
+            # the model's provider sees the question with its PII replaced by placeholders
+            question = redact_text(envelope.prompt).value
+            text, cited = llm_answer(question, [snapshot.node(p) for p, _ in found.by_node])
             extractive = {c.node_id: c for c in citations}
             answer, mode = text, "llm"
             citations = tuple(extractive[n] for n in cited)

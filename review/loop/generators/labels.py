@@ -13,7 +13,9 @@ becomes a *child label* proposal:
   weaver top-3; it must be ACTIVE; the child lives in the parent's cluster (always under an existing
   parent, within an existing cluster);
 * **name, synonyms, description, examples** — the group's distinctive words (absent from the parent's
-  own text), and up to ``max_examples`` prompts closest to the group centroid;
+  own text), and up to ``max_examples`` prompts closest to the group centroid. Logged prompts arrive
+  with their PII replaced by the Memory Guard's placeholders: a placeholder counts as no word, and a
+  prompt that held PII supports a group but is never copied into its examples;
 * **automatic checks** — uniqueness vs siblings (name; cosine of the new label's index text, and of the
   group centroid, to every sibling's label vector < ``sibling_cosine``; cosine of the group centroid to
   every sibling's validated-examples centroid < ``sibling_cosine``), parent/child coherence, cluster↔label
@@ -37,6 +39,7 @@ import numpy as np
 
 from arg_platform.embedder import get_embedder
 from inference.runtime import taxonomy_view_from_documents
+from memory.pii import PLACEHOLDER_RE
 from review.changeset import LabelAdd, LabelStatusSet, NodeAttach, Op
 from review.loop.collection import TAXONOMY_TRIGGER_FLAGS, UnifiedOutcome
 from review.loop.generators.base import Candidate, GeneratorContext, distinctive_words, unit
@@ -113,14 +116,20 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
     # one entry per distinct text (a phrase repeated by many users is one wording with more support)
     by_text: dict[str, list[int | None]] = {}
     original: dict[str, str] = {}
+    with_pii: set[str] = set()  # texts whose PII the Memory Guard replaced: support, never an example
     for text, row in [(collection.prompts[r], int(r)) for r in rows] + [
         (e.text, None)
         for e in collection.episodes[: params.max_prompts]
         if "MISSING_LABEL_CANDIDATE" in e.flags and e.text.strip()
     ]:
-        key = " ".join(text.lower().split())
+        clean = " ".join(PLACEHOLDER_RE.sub(" ", text).split())  # a placeholder is no word of the intent
+        key = clean.lower()
+        if not key:
+            continue
         by_text.setdefault(key, []).append(row)
-        original.setdefault(key, text.strip())
+        original.setdefault(key, clean)
+        if clean != " ".join(text.split()):
+            with_pii.add(key)
     if sum(len(v) for v in by_text.values()) < params.min_support:
         return out
     from review.loop.generators.base import words
@@ -164,7 +173,8 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
             continue
         name = " ".join(keys).capitalize()[:80]
         closest = np.argsort(-(x[members] @ centroid), kind="stable")
-        examples = list(dict.fromkeys(texts[i] for i in closest))[: params.max_examples]
+        examples = list(dict.fromkeys(texts[i] for i in closest if uniques[members[i]] not in with_pii))
+        examples = examples[: params.max_examples]
         description = f"{name} — requests about {', '.join(keys)} ({parent_doc['name']})."
         candidate_text = " | ".join([parent_doc["name"], name, description, ", ".join(keys)])
         siblings = [

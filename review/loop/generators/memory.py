@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from arg_platform.embedder import get_embedder
+from memory import pii
 from ontology.graph_arrays import STATUS_CODE
 from review.changeset import EdgeAdd, NodeAdd, Op
 from review.loop.collection import Episode, UnifiedOutcome
@@ -41,14 +42,8 @@ PERSONAL_TYPES = frozenset({"UserProfile", "UserPreference"})  # about one perso
 
 
 def _contains_pii(text: str) -> bool:
-    try:
-        from memory import pii  # late: optional, without the memory app's PII scanner nothing counts as PII
-    except ImportError:
-        return False
-    try:
-        return bool(pii.detect(text))
-    except Exception:
-        return False
+    """The text holds PII, or a placeholder where the Memory Guard replaced some (never domain knowledge)."""
+    return bool(pii.PLACEHOLDER_RE.search(text)) or bool(pii.detect(text))
 
 
 def _patterns(context: GeneratorContext, episodes: list[Episode]) -> list[list[Episode]]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from arg_platform.errors import NotFound
 from projects.models import Project
 
 from .models import Cluster, ContextTypology, Label, LabelIncompatibility, LabelStatus, Policy, Role
@@ -61,8 +62,6 @@ def label_list(
 
 
 def label_get(*, project: Project, label_id: str) -> Label:
-    from arg_platform.errors import NotFound
-
     label = (
         Label.objects.filter(project=project, label_id=label_id).select_related("cluster", "parent").first()
     )

@@ -267,7 +267,7 @@ def precheck(envelope: Envelope, runtime: ReleaseRuntime) -> PolicyDecision:
 
 def secrets_in(text: str) -> tuple[str, ...]:
     """The kinds of secret PII (``SECRET_KINDS``) the Memory Guard finds in ``text``, in a fixed order."""
-    found = {f.type for f in detect(text)}
+    found = {f.type for f in detect(text, only=SECRET_KINDS)}
     return tuple(kind for kind in SECRET_KINDS if kind in found)
 
 

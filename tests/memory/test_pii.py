@@ -75,3 +75,24 @@ def test_only_the_first_max_scan_chars_are_scanned():
     text = "x " * pii.MAX_SCAN_CHARS + "jane@example.com"
 
     assert pii.detect(text) == ()
+
+
+def test_redact_finds_pii_past_the_scan_window_of_detect():
+    filler = "please help with the billing page " * 200  # ~6,800 characters, no PII
+    text = f"{filler}mail me at late@example.com or call card 4111 1111 1111 1111"
+    assert len(text) > pii.MAX_SCAN_CHARS and not pii.detect(text)  # detect stops at MAX_SCAN_CHARS
+    redacted = pii.redact_text(text)
+    assert redacted.value == f"{filler}mail me at <EMAIL> or call card <CARD>"
+    assert redacted.kinds == {"EMAIL", "CARD"}
+
+
+def test_redact_walks_json_values_and_keeps_keys():
+    value = {"to": ["a@example.com", 3, None], "note": {"maria@example.com": "IBAN DE89370400440532013000"}}
+    redacted = pii.redact(value)
+    assert redacted.value == {"to": ["<EMAIL>", 3, None], "note": {"maria@example.com": "IBAN <IBAN>"}}
+    assert redacted.kinds == {"EMAIL", "IBAN"}
+
+
+def test_redact_only_the_kinds_asked_for():
+    text = "card 4111 1111 1111 1111 for ops@example.com"
+    assert pii.redact_text(text, only=pii.SECRET_KINDS).value == "card <CARD> for ops@example.com"

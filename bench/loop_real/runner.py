@@ -1,0 +1,735 @@
+"""The offline loop on a real-utterance world, night after night (issue 25, item 1).
+
+``run`` imports the world's pack (``bench.loop_real.world``) through the platform's own import path,
+publishes it, and then, for each night:
+
+1. **traffic** — ``requests`` turns sent as a client app would: ``POST /api/v1/infer`` with an API token
+   (Django's test client in this process: the whole request path, middleware, authentication, the log
+   row), each utterance drawn from the traffic pool of its intent, with a user id, a channel and a
+   session id. Most sessions are one turn; the planted follow-up pair (P then Q) and a few random
+   same-domain pairs make two-turn sessions. A share of the users (``feedback_share``) then say whether
+   an Info answer helped (``POST /api/v1/feedback``, helpful true/false drawn from the oracle: a node that
+   serves the intent satisfies 90 % of them, one that carries its fact among others 30 %, any other 10 %);
+   the rest stay silent. An Action's result is reported for ``action_feedback_share`` of them (the
+   client app's system knows whether the right thing was done: success 95 % on a node that serves the
+   intent, 5 % otherwise);
+2. **the loop** — ``review.loop.run.offline_loop_run``: the whole night, steps A–E, auto-commits
+   published;
+3. **judging** — every proposal the night produced or refreshed is matched against the ground truth
+   (``judge``): true when it targets a planted defect with the kind that fixes it;
+4. **review** — a reviewer (a person with the reviewer role, signed in) reads the visible queue through
+   the review API (``GET /api/v1/projects/<slug>/proposals/``: the open view, best score first) and,
+   with ``reviewer="all"``, approves all of it (a trusting reviewer), with ``"true"`` approves the true
+   ones and rejects the others, with ``"none"`` decides nothing; approvals are batch approvals, then
+   ``POST …/proposals/apply-approved/`` publishes them (the job runs in this process, Celery eager);
+5. **accuracy** — the held-out utterances are routed through the pipeline (rolled back, nothing logged)
+   before the night's review and after it; and, from the same release, on a shadow release that carries
+   only the *true* proposals of the visible queue (what a reviewer approving only true ones would get).
+
+Everything the judge needs is the world's ground truth; nothing of it reaches the platform.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+
+from bench.loop_real.world import World
+
+logger = logging.getLogger(__name__)
+CHANNELS = ("chat", "web", "email", "app")
+API = "/api/v1"
+HELPFUL_IF_SERVED, HELPFUL_IF_PARTIAL, HELPFUL_OTHERWISE = 0.9, 0.3, 0.1
+ACTION_SUCCESS_IF_SERVED, ACTION_SUCCESS_OTHERWISE = 0.95, 0.05
+
+
+@dataclass
+class Sighting:
+    """One proposal as one night left it."""
+
+    night: int
+    proposal: int
+    kind: str
+    bin: str
+    status: str
+    score: float | None
+    defect: str | None
+    title: str
+    reason: str
+    silence_dominated: bool
+    confirmed_gain: float
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class NightReport:
+    night: int
+    requests: int = 0
+    feedback: int = 0
+    sessions_two_turns: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    served: float = 0.0  # share of the night's traffic routed to a node serving its intent
+    new_intent_flags: int = 0
+    run_id: int = 0
+    run_status: str = ""
+    proposals: dict[str, int] = field(default_factory=dict)
+    false_proposals: int = 0
+    new_false: int = 0
+    bins: dict[str, int] = field(default_factory=dict)
+    autocommitted: list[str] = field(default_factory=list)
+    visible: list[str] = field(default_factory=list)
+    approved: list[int] = field(default_factory=list)
+    rejected: list[int] = field(default_factory=list)
+    applied: dict[str, Any] = field(default_factory=dict)
+    accuracy_before_review: float = 0.0
+    accuracy_after_review: float = 0.0
+    accuracy_true_only: float | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    world: dict[str, Any]
+    reviewer: str
+    nights: list[NightReport] = field(default_factory=list)
+    sightings: list[Sighting] = field(default_factory=list)
+    accuracy_start: dict[str, Any] = field(default_factory=dict)
+    accuracy_end: dict[str, Any] = field(default_factory=dict)
+    defect_live: dict[str, Any] = field(default_factory=dict)
+    per_kind: dict[str, dict[str, Any]] = field(default_factory=dict)
+    per_defect: dict[str, dict[str, Any]] = field(default_factory=dict)
+    precision: float = 0.0
+    recall: float = 0.0
+    surfaced: float = 0.0
+    autocommits: list[dict[str, Any]] = field(default_factory=list)
+    proposals: list[dict[str, Any]] = field(default_factory=list)
+    intent_drops: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary_line(self) -> str:
+        silence = sum(1 for a in self.autocommits if a["silence_dominated"])
+        false_auto = sum(1 for a in self.autocommits if not a["defect"])
+        true_only = [n for n in self.nights if n.accuracy_true_only is not None]
+        gain_queue = sum(n.accuracy_after_review - n.accuracy_before_review for n in self.nights)
+        gain_true = sum((n.accuracy_true_only or 0.0) - n.accuracy_before_review for n in true_only)
+        return (
+            f"SUMMARY seed={self.world['seed']} domains={','.join(self.world['domains'])} "
+            f"nights={len(self.nights)} requests={sum(n.requests for n in self.nights)} "
+            f"proposals={len(self.proposals)} precision={self.precision:.3f} recall={self.recall:.3f} "
+            f"surfaced={self.surfaced:.3f} autocommits={len(self.autocommits)} "
+            f"silence_autocommits={silence} false_autocommits={false_auto} "
+            f"accuracy_before={100 * self.accuracy_start.get('all', 0):.1f} "
+            f"accuracy_after={100 * self.accuracy_end.get('all', 0):.1f} "
+            f"review_gain={100 * gain_queue:+.1f} true_only_gain="
+            + (f"{100 * gain_true:+.1f}" if true_only else "n/a")
+            + " false_per_night="
+            + ",".join(str(n.false_proposals) for n in self.nights)
+        )
+
+
+# --- judging ------------------------------------------------------------------------------------------
+
+
+class Judge:
+    """Matches proposals to the world's planted defects (the ground truth)."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.by_key = {d.key: d for d in world.defects}
+        self.label_origin: dict[str, str] = {}  # LabelIDs issued by applied true LABEL_ADDs → defect
+
+    def intent_of(self, text: str) -> str:
+        return self.world.text_intent.get(" ".join(text.lower().split()), "?")
+
+    def __call__(self, proposal: Any) -> str | None:
+        for d in self.world.defects:
+            if self.matches(d, proposal):
+                return d.key
+        return None
+
+    def matches(self, d: Any, proposal: Any) -> bool:
+        """``proposal`` targets defect ``d`` with a kind that fixes it."""
+        evidence, kind = proposal.evidence or {}, proposal.kind
+        ops = [op for op in (proposal.changeset or []) if isinstance(op, dict)]
+        edges_added = {(op.get("source"), op.get("target")) for op in ops if op.get("op") == "edge_add"}
+        if d.kind == "SPLIT":
+            return kind == "SPLIT" and evidence.get("node") == d.details["node"]
+        if d.kind == "MERGE":
+            return kind == "MERGE" and {evidence.get("survivor"), evidence.get("duplicate")} == set(
+                d.details["nodes"]
+            )
+        if d.key == "detour":
+            return kind == "EDGE_ADD" and (d.details["source"], d.details["target"]) in edges_added
+        if d.key == "followup":
+            pair = (d.details["source"], d.details["target"])
+            return kind == "EDGE_ADD" and (pair in edges_added or pair[::-1] in edges_added)
+        if d.key == "obsolete":
+            edge = (d.details["source"], d.details["target"])
+            inhibited = any(
+                op.get("op") == "edge_weight"
+                and (op.get("source"), op.get("target")) == edge
+                and float(op.get("weight", 1.0)) <= -0.01
+                for op in ops
+            )
+            retired = kind == "OBSOLESCENCE" and d.details["target"] in (proposal.target_keys or [])
+            return (kind in ("EDGE_INHIBIT", "EDGE_WEIGHT") and inhibited) or retired
+        if d.key == "new-intent":
+            if kind == "LABEL_PROMOTE":
+                return self.label_origin.get(evidence.get("label", "")) == d.key
+            examples = evidence.get("examples") or []
+            hits = sum(1 for e in examples if self.intent_of(e) == d.intents[0])
+            return kind == "LABEL_ADD" and bool(examples) and hits >= 0.6 * len(examples)
+        return False
+
+    def learn_labels(self, proposals: list[Any]) -> None:
+        """Remember the LabelIDs applied true LABEL_ADD proposals issued (their promotions are true too)."""
+        for p in proposals:
+            if p.kind != "LABEL_ADD" or p.status != "APPLIED":
+                continue
+            defect = self(p)
+            if not defect:
+                continue
+            decision = p.decisions.filter(action="APPLY", status_after="APPLIED").last()
+            for label_id in ((decision.changes or {}).get("label_map") or {}).values() if decision else ():
+                self.label_origin[label_id] = defect
+
+
+# --- the harness --------------------------------------------------------------------------------------
+
+
+class Harness:
+    """The world imported as a project, its client app, its reviewer, and the oracle's reads."""
+
+    def __init__(self, world: World, *, seed: int) -> None:
+        from django.contrib.auth import get_user_model
+        from rest_framework.test import APIClient
+
+        import bench.loop_real.handlers  # noqa: F401  (registers the worlds' Action handler)
+        from arg_platform.celery import app
+        from ontology.releases import release_publish
+        from ontology.snapshot_registry import registry
+        from projects.models import Project
+        from projects.services import api_token_create, membership_set
+        from taxonomy.packs import pack_import
+        from taxonomy.packs.reader import PackDocument
+
+        app.conf.task_always_eager = True  # "apply approved" jobs run here, as a worker would run them
+        slug, n = world.slug, 1
+        while Project.objects.filter(slug=slug).exists():
+            n += 1
+            slug = f"{world.slug}-{n}"
+        self.world = world
+        self.project = pack_import(
+            PackDocument(data=world.pack, source="bench-loop-real"), project_slug=slug
+        ).project
+        release_publish(project=self.project, actor=None, options=None)
+        registry.clear()
+        _, key = api_token_create(project=self.project, name="bench client app")
+        self.client = APIClient()
+        self.client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        user_model = get_user_model()
+        reviewer = user_model.objects.create_user(f"bench-reviewer-{self.project.pk}", password=None)
+        membership_set(project=self.project, user=reviewer, role="reviewer")
+        self.reviewer = APIClient()
+        self.reviewer.force_login(reviewer)
+        self.rng = np.random.default_rng([seed, 7])
+        self.users = [(f"user{i:03d}", CHANNELS[i % len(CHANNELS)]) for i in range(150)]
+        self.counter = 0
+
+    @property
+    def slug(self) -> str:
+        return self.project.slug
+
+    def snapshot(self) -> Any:
+        from ontology.snapshot_registry import pin_snapshot
+
+        return pin_snapshot(self.project.pk, force_check=True)
+
+    @staticmethod
+    def chunk(snapshot: Any, node_id: str | None) -> str:
+        if snapshot is None or not node_id or node_id not in snapshot.position:
+            return ""
+        return snapshot.node(node_id).chunk
+
+    def _post(self, client: Any, url: str, body: dict[str, Any]) -> Any:
+        for _ in range(20):
+            response = client.post(url, body, format="json")
+            if response.status_code != 429:
+                return response
+            time.sleep(float(response.headers.get("Retry-After", 1) or 1))
+        return response
+
+    # --- one night's traffic ------------------------------------------------------------------------
+
+    def turns(self, night: int, requests: int, followup_share: float, pair_share: float) -> list[tuple]:
+        """(intent, utterance, user, session) for ``requests`` turns of ``night``."""
+        world, rng = self.world, self.rng
+        intents = world.intents_on(night)
+        p, q = world.followup
+        out: list[tuple] = []
+        while len(out) < requests:
+            intent = intents[int(rng.integers(len(intents)))]
+            user = self.users[int(rng.integers(len(self.users)))]
+            self.counter += 1
+            session = f"{self.slug}-n{night}-s{self.counter}"
+            sequence = [intent]
+            if intent == p and rng.random() < followup_share:
+                sequence.append(q)
+            elif rng.random() < pair_share:
+                same = [i for i in intents if world.domain_of[i] == world.domain_of[intent] and i != intent]
+                sequence.append(same[int(rng.integers(len(same)))])
+            for i in sequence:
+                pool = world.traffic[i]
+                out.append((i, pool[int(rng.integers(len(pool)))], user, session))
+        return out[:requests]
+
+    def traffic(
+        self,
+        night: int,
+        requests: int,
+        *,
+        feedback_share: float,
+        action_feedback_share: float,
+        followup_share: float,
+        pair_share: float,
+    ) -> NightReport:
+        from inference.models import InferenceLog
+
+        report = NightReport(night=night)
+        snapshot = self.snapshot()
+        served = 0
+        sessions: Counter = Counter()
+        for intent, text, (user, channel), session in self.turns(night, requests, followup_share, pair_share):
+            sessions[session] += 1
+            response = self._post(
+                self.client,
+                f"{API}/infer",
+                {"prompt": text, "context": {"user_id": user, "session_id": session, "channel": channel}},
+            )
+            report.requests += 1
+            if response.status_code != 200:
+                report.outcomes[f"http_{response.status_code}"] = (
+                    report.outcomes.get(f"http_{response.status_code}", 0) + 1
+                )
+                continue
+            body = response.json()
+            kind = str(body["outcome"]["kind"])
+            report.outcomes[kind] = report.outcomes.get(kind, 0) + 1
+            report.new_intent_flags += "NEW_INTENT_CANDIDATE" in body.get("flags", [])
+            log = (
+                InferenceLog.objects.filter(project=self.project, request_id=body["request_id"])
+                .values("target_node", "landing")
+                .first()
+                or {}
+            )
+            target = log.get("target_node") or (log.get("landing") or {}).get("node_start")
+            chunk = self.chunk(snapshot, target)
+            ok = self.world.serves(chunk, intent)
+            served += ok
+            signal: dict[str, Any] | None = None
+            if kind in ("INFO", "MEMORY") and self.rng.random() < feedback_share:
+                if ok:
+                    p_yes = HELPFUL_IF_SERVED
+                elif self.world.partially_serves(chunk, intent):
+                    p_yes = HELPFUL_IF_PARTIAL
+                else:
+                    p_yes = HELPFUL_OTHERWISE
+                signal = {"kind": "helpful", "helpful": bool(self.rng.random() < p_yes)}
+            elif kind == "ACTION" and self.rng.random() < action_feedback_share:
+                p_ok = ACTION_SUCCESS_IF_SERVED if ok else ACTION_SUCCESS_OTHERWISE
+                signal = {"kind": "action_outcome", "action_succeeded": bool(self.rng.random() < p_ok)}
+            if signal is not None:
+                answer = self._post(
+                    self.client, f"{API}/feedback", {"request_id": body["request_id"], **signal}
+                )
+                report.feedback += answer.status_code == 200
+        report.served = served / max(1, report.requests)
+        report.sessions_two_turns = sum(1 for c in sessions.values() if c > 1)
+        return report
+
+    # --- accuracy on the held-out utterances ----------------------------------------------------------
+
+    def evaluate(self, snapshot: Any = None) -> dict[str, Any]:
+        """Held-out accuracy (target node serves the intent), overall, defect vs clean intents, per intent."""
+        from inference.contracts import RequestContext
+        from inference.pipeline import InferenceRequest, run_inference
+
+        served_from = snapshot if snapshot is not None else self.snapshot()
+        per_intent: dict[str, list[int]] = {}
+        k = 0
+        for intent in self.world.intents:
+            hits = []
+            for text in self.world.held_out[intent]:
+                k += 1
+                with transaction.atomic():
+                    result = run_inference(
+                        InferenceRequest(
+                            request_id=f"eval-{self.slug}-{k}",
+                            project=self.project,
+                            prompt=text,
+                            context=RequestContext(
+                                channel="web", user_id="evaluator", session_id=f"eval-{k}"
+                            ),
+                            dry_run=True,
+                            snapshot=snapshot,
+                        )
+                    )
+                    transaction.set_rollback(True)
+                route, landing = result.route, result.landing
+                target = (route.target if route else None) or (landing.node_start if landing else None)
+                hits.append(int(self.world.serves(self.chunk(served_from, target), intent)))
+            per_intent[intent] = hits
+        defect_intents = {i for d in self.world.defects for i in d.intents}
+        defect_intents -= set(self.world.followup)  # the follow-up pair is routed right from the start
+
+        def share(intents: set[str] | list[str]) -> float:
+            values = [h for i in intents for h in per_intent[i]]
+            return sum(values) / len(values) if values else 0.0
+
+        return {
+            "all": share(list(per_intent)),
+            "defect_intents": share(defect_intents),
+            "clean_intents": share(set(per_intent) - defect_intents),
+            "per_intent": {i: round(sum(h) / len(h), 3) if h else 0.0 for i, h in per_intent.items()},
+        }
+
+    def counterfactual(self, proposals: list[Any]) -> Any:
+        """A shadow of the active release with ``proposals`` applied (those that apply together)."""
+        from ontology.models import Release
+        from review.changeset import changeset_load
+        from review.loop.shadow import BaseRelease, ChangesetConflict, shadow_build
+
+        base = BaseRelease.load(Release.objects.get(project=self.project, is_active=True))
+        everything: tuple = tuple(op for p in proposals for op in changeset_load(p.changeset))
+        try:
+            return shadow_build(base, everything, kind="BENCH").snapshot
+        except Exception:  # one of them conflicts with the others or with tonight's auto-commits
+            logger.info("counterfactual: the true proposals do not apply together; adding them one by one")
+        ops: tuple = ()
+        for p in proposals:
+            trial = ops + changeset_load(p.changeset)
+            try:
+                shadow_build(base, trial, kind="BENCH")
+            except ChangesetConflict:
+                continue
+            except Exception:  # a proposal the interpreter refuses together with the others
+                logger.exception("counterfactual: proposal %s left out", p.pk)
+                continue
+            ops = trial
+        if not ops:
+            return None
+        return shadow_build(base, ops, kind="BENCH").snapshot
+
+    # --- the reviewer ---------------------------------------------------------------------------------
+
+    def visible_queue(self) -> list[dict[str, Any]]:
+        response = self.reviewer.get(f"{API}/projects/{self.slug}/proposals/", {"limit": 500})
+        assert response.status_code == 200, response.content[:500]
+        return list(response.json()["results"])
+
+    def review(
+        self, queue: list[dict[str, Any]], truth: dict[int, str | None], policy: str
+    ) -> dict[str, Any]:
+        from arg_platform.models import Job
+
+        approved, rejected = [], []
+        for item in queue:
+            pk = int(item["id"])
+            if policy == "all" or (policy == "true" and truth.get(pk)):
+                response = self._post(
+                    self.reviewer,
+                    f"{API}/projects/{self.slug}/proposals/{pk}/approve/",
+                    {"mode": "batch", "reason": "bench reviewer"},
+                )
+                if response.status_code == 200:
+                    approved.append(pk)
+                else:
+                    logger.warning("approve %s: %s %s", pk, response.status_code, response.content[:300])
+            elif policy == "true":
+                response = self._post(
+                    self.reviewer,
+                    f"{API}/projects/{self.slug}/proposals/{pk}/reject/",
+                    {"reason": "bench reviewer: not a planted defect"},
+                )
+                if response.status_code == 200:
+                    rejected.append(pk)
+        applied: dict[str, Any] = {}
+        if approved:
+            response = self._post(self.reviewer, f"{API}/projects/{self.slug}/proposals/apply-approved/", {})
+            if response.status_code == 202:
+                job = Job.objects.get(pk=response.json()["id"])
+                applied = {"status": job.status, **(job.result or {})}
+            else:
+                applied = {"status": f"http_{response.status_code}", "body": response.content[:300].decode()}
+        self.snapshot()
+        return {"approved": approved, "rejected": rejected, "applied": applied}
+
+
+# --- the whole run ------------------------------------------------------------------------------------
+
+
+def _sighting(night: int, p: Any, defect: str | None) -> Sighting:
+    replay = p.replay or {}
+    return Sighting(
+        night=night,
+        proposal=p.pk,
+        kind=p.kind,
+        bin=p.confidence_bin,
+        status=p.status,
+        score=p.score,
+        defect=defect,
+        title=p.title,
+        reason=str(replay.get("bin_reason", ""))[:300],
+        silence_dominated=bool(replay.get("silence_dominated")),
+        confirmed_gain=float(replay.get("confirmed_gain", 0.0) or 0.0),
+    )
+
+
+def defect_live(world: World, harness: Harness) -> dict[str, Any]:
+    """Is each planted defect visible in routing at the start? (where its held-out utterances end)."""
+    from inference.contracts import RequestContext
+    from inference.pipeline import InferenceRequest, run_inference
+
+    out: dict[str, Any] = {}
+    for d in world.defects:
+        ends: Counter = Counter()
+        for intent in d.intents:
+            for k, text in enumerate(world.held_out[intent]):
+                with transaction.atomic():
+                    result = run_inference(
+                        InferenceRequest(
+                            request_id=f"live-{d.key}-{intent}-{k}",
+                            project=harness.project,
+                            prompt=text,
+                            context=RequestContext(
+                                channel="web", user_id="evaluator", session_id=f"live-{k}"
+                            ),
+                            dry_run=True,
+                        )
+                    )
+                    transaction.set_rollback(True)
+                route = result.route
+                ends[" → ".join(route.path_nodes) if route and route.path_nodes else "(no route)"] += 1
+        out[d.key] = dict(ends.most_common(4))
+    return out
+
+
+def run(
+    world: World,
+    *,
+    nights: int = 5,
+    requests: int = 500,
+    feedback_share: float = 0.4,
+    action_feedback_share: float = 0.7,
+    followup_share: float = 0.7,
+    pair_share: float = 0.1,
+    reviewer: str = "all",
+    counterfactual: bool = True,
+    say: Callable[[str], None] | None = None,
+) -> Report:
+    from review.loop.run import offline_loop_run
+    from review.models import Proposal
+
+    say = say or (lambda message: None)
+    started = time.perf_counter()
+    harness = Harness(world, seed=world.seed)
+    judge = Judge(world)
+    report = Report(world=world.summary(), reviewer=reviewer)
+    report.world["project"] = harness.slug
+    report.accuracy_start = harness.evaluate()
+    report.defect_live = defect_live(world, harness)
+    say(
+        f"world {harness.slug}: {len(world.intents)} intents in {', '.join(world.domains)}; held-out accuracy "
+        f"{report.accuracy_start['all']:.1%} (defect intents {report.accuracy_start['defect_intents']:.1%}, "
+        f"clean {report.accuracy_start['clean_intents']:.1%})"
+    )
+    for key, ends in report.defect_live.items():
+        say(f"  {key}: {ends}")
+    seen_false: set[int] = set()
+    for night in range(1, nights + 1):
+        t0 = time.perf_counter()
+        nr = harness.traffic(
+            night,
+            requests,
+            feedback_share=feedback_share,
+            action_feedback_share=action_feedback_share,
+            followup_share=followup_share,
+            pair_share=pair_share,
+        )
+        t1 = time.perf_counter()
+        say(
+            f"night {night}: {nr.requests} requests ({nr.sessions_two_turns} two-turn sessions), {nr.feedback} "
+            f"explicit signals, {nr.served:.1%} served, outcomes {nr.outcomes}, NEW_INTENT flags {nr.new_intent_flags}"
+        )
+        loop = offline_loop_run(project=harness.project, idempotency_key=f"loop-real-{harness.slug}-{night}")
+        harness.snapshot()
+        t2 = time.perf_counter()
+        nr.run_id, nr.run_status = loop.pk, loop.status
+        proposals = list(Proposal.objects.filter(project=harness.project).order_by("pk"))
+        judge.learn_labels(proposals)
+        truth = {p.pk: judge(p) for p in proposals}
+        tonight = [p for p in proposals if p.run_id == loop.pk]
+        for p in tonight:
+            report.sightings.append(_sighting(night, p, truth[p.pk]))
+        nr.proposals = dict(Counter(p.kind for p in tonight))
+        nr.false_proposals = sum(1 for p in tonight if not truth[p.pk])
+        nr.new_false = sum(1 for p in tonight if not truth[p.pk] and p.pk not in seen_false)
+        seen_false |= {p.pk for p in tonight if not truth[p.pk]}
+        nr.bins = (loop.stats.get("steps", {}).get("bin", {}) or {}).get("bins", {})
+        nr.autocommitted = [
+            f"{p.kind}#{p.pk}{'(true)' if truth[p.pk] else '(false)'}"
+            for p in tonight
+            if p.confidence_bin == "HIGH_CONF"
+        ]
+        nr.accuracy_before_review = harness.evaluate()["all"]
+        queue = harness.visible_queue()
+        nr.visible = [
+            f"{q['kind']}#{q['id']}{'(true)' if truth.get(int(q['id'])) else '(false)'}" for q in queue
+        ]
+        if counterfactual and reviewer != "none":
+            visible = {int(q["id"]) for q in queue}
+            true_ones = [p for p in proposals if p.pk in visible and truth[p.pk]]
+            snapshot = harness.counterfactual(true_ones) if true_ones else None
+            nr.accuracy_true_only = (
+                harness.evaluate(snapshot)["all"] if snapshot is not None else nr.accuracy_before_review
+            )
+        t3 = time.perf_counter()
+        decided = harness.review(queue, truth, reviewer) if reviewer != "none" else {}
+        nr.approved, nr.rejected = decided.get("approved", []), decided.get("rejected", [])
+        nr.applied = decided.get("applied", {})
+        report.accuracy_end = harness.evaluate()
+        nr.accuracy_after_review = report.accuracy_end["all"]
+        nr.seconds = {
+            "traffic": round(t1 - t0, 1),
+            "loop": round(t2 - t1, 1),
+            "judge_eval": round(t3 - t2, 1),
+            "review_eval": round(time.perf_counter() - t3, 1),
+        }
+        report.nights.append(nr)
+        say(
+            f"night {night}: run #{loop.pk} {loop.status}, proposals {nr.proposals} ({nr.false_proposals} false), "
+            f"bins {nr.bins}, auto {nr.autocommitted}, queue {nr.visible}, approved {len(nr.approved)}, "
+            f"applied {nr.applied.get('applied')}, accuracy {nr.accuracy_before_review:.1%} → "
+            f"{nr.accuracy_after_review:.1%}"
+            + (f" (true only: {nr.accuracy_true_only:.1%})" if nr.accuracy_true_only is not None else "")
+            + f", seconds {nr.seconds}"
+        )
+    if not report.nights:
+        report.accuracy_end = report.accuracy_start
+    _score(report, world, judge, harness)
+    report.seconds = round(time.perf_counter() - started, 1)
+    return report
+
+
+def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None:
+    from review.models import Proposal
+
+    proposals = list(Proposal.objects.filter(project=harness.project).order_by("pk"))
+    judge.learn_labels(proposals)
+    truth = {p.pk: judge(p) for p in proposals}
+    bins_seen: dict[int, set[str]] = defaultdict(set)
+    for s in report.sightings:
+        bins_seen[s.proposal].add(s.bin)
+    by_kind: dict[str, list[Any]] = defaultdict(list)
+    for p in proposals:
+        by_kind[p.kind].append(p)
+    kinds = sorted(set(by_kind) | {d.kind for d in world.defects})
+    for kind in kinds:
+        items = by_kind.get(kind, [])
+        planted = [
+            d for d in world.defects if d.kind == kind or (kind == "LABEL_PROMOTE" and d.kind == "LABEL_ADD")
+        ]
+        found = {truth[p.pk] for p in items if truth[p.pk]}
+        report.per_kind[kind] = {
+            "proposals": len(items),
+            "true": sum(1 for p in items if truth[p.pk]),
+            "precision": (sum(1 for p in items if truth[p.pk]) / len(items)) if items else None,
+            "planted": len(planted),
+            "recall": (len(found) / len(planted)) if planted else None,
+            "auto": sum(1 for p in items if "HIGH_CONF" in bins_seen[p.pk]),
+            "queue": sum(1 for p in items if "MID_CONF" in bins_seen[p.pk]),
+            "backlog_only": sum(1 for p in items if bins_seen[p.pk] <= {"LOW_CONF"} and bins_seen[p.pk]),
+        }
+    for d in world.defects:
+        mine = [p for p in proposals if truth[p.pk] == d.key]
+        seen = set().union(*(bins_seen[p.pk] for p in mine)) if mine else set()
+        report.per_defect[d.key] = {
+            "kind": d.kind,
+            "variant": d.variant,
+            "intents": list(d.intents),
+            "proposals": [f"{p.kind}#{p.pk}" for p in mine],
+            "found": bool(mine),
+            "surfaced": "MID_CONF" in seen,
+            "autocommitted": "HIGH_CONF" in seen,
+            "backlog_only": bool(mine) and seen <= {"LOW_CONF"},
+            "applied": any(p.status == "APPLIED" for p in mine),
+            "accuracy_before": round(np.mean([report.accuracy_start["per_intent"][i] for i in d.intents]), 3),
+            "accuracy_after": round(np.mean([report.accuracy_end["per_intent"][i] for i in d.intents]), 3),
+        }
+    n_true = sum(1 for p in proposals if truth[p.pk])
+    report.precision = n_true / len(proposals) if proposals else 0.0
+    report.recall = sum(1 for v in report.per_defect.values() if v["found"]) / len(world.defects)
+    report.surfaced = sum(1 for v in report.per_defect.values() if v["surfaced"]) / len(world.defects)
+    for p in proposals:
+        if "HIGH_CONF" in bins_seen[p.pk]:
+            replay = p.replay or {}
+            report.autocommits.append(
+                {
+                    "proposal": p.pk,
+                    "kind": p.kind,
+                    "title": p.title,
+                    "defect": truth[p.pk],
+                    "silence_dominated": bool(replay.get("silence_dominated")),
+                    "confirmed_gain": replay.get("confirmed_gain"),
+                    "reason": str(replay.get("bin_reason", ""))[:300],
+                }
+            )
+    report.proposals = [
+        {
+            "id": p.pk,
+            "kind": p.kind,
+            "title": p.title,
+            "status": p.status,
+            "bins": sorted(bins_seen[p.pk]),
+            "score": p.score,
+            "defect": truth[p.pk],
+            "evidence": {
+                k: v
+                for k, v in (p.evidence or {}).items()
+                if k
+                in (
+                    "node",
+                    "survivor",
+                    "duplicate",
+                    "silhouette",
+                    "centroid_cosine",
+                    "content_cosine",
+                    "usage_cosine",
+                    "competitions",
+                    "landings",
+                    "support",
+                    "share",
+                    "fgw",
+                    "examples",
+                    "pattern",
+                )
+            },
+            "reason": str((p.replay or {}).get("bin_reason", ""))[:300],
+        }
+        for p in proposals
+    ]
+    start, end = report.accuracy_start["per_intent"], report.accuracy_end["per_intent"]
+    report.intent_drops = [
+        {"intent": i, "before": start[i], "after": end[i]}
+        for i in sorted(start, key=lambda i: end[i] - start[i])
+        if end[i] - start[i] <= -0.1
+    ]

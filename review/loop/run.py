@@ -40,6 +40,7 @@ from django.utils import timezone
 from arg_platform.errors import DomainError
 from arg_platform.models import Job
 from inference.models import Feedback
+from memory import services as memory_services
 from ontology.models import Release
 from projects.models import Project
 from review.changeset import changeset_dump, changeset_fingerprint, changeset_load, changeset_targets
@@ -249,13 +250,7 @@ def step_consolidate(run: OfflineRun, progress: Progress | None = None) -> dict[
         return run.stats["steps"]["consolidate"]
     started = time.perf_counter()
     result: dict[str, Any] = {"available": False}
-    try:
-        # late: optional, probes whether the memory app offers a consolidation service
-        from memory import services as memory_services  # type: ignore[attr-defined]
-
-        consolidate = getattr(memory_services, "memory_consolidate", None)
-    except ImportError:
-        consolidate = None
+    consolidate = getattr(memory_services, "memory_consolidate", None)  # not offered yet: recorded as such
     if consolidate is not None:
         try:
             outcome = consolidate(project=run.project)

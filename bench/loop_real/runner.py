@@ -113,6 +113,7 @@ class Report:
     autocommits: list[dict[str, Any]] = field(default_factory=list)
     proposals: list[dict[str, Any]] = field(default_factory=list)
     intent_drops: list[dict[str, Any]] = field(default_factory=list)
+    merge_gates: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
 
     def summary_line(self) -> str:
@@ -523,6 +524,62 @@ def defect_live(world: World, harness: Harness) -> dict[str, Any]:
     return out
 
 
+def merge_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
+    """Why a planted duplicate pair was or was not proposed: the merge generator's own gates, computed
+    with its own functions on the last night's base release and window (read only)."""
+    from review.loop.collection import collect
+    from review.loop.generators import merge
+    from review.loop.generators.base import GeneratorContext
+    from review.loop.params import loop_params
+    from review.loop.shadow import BaseRelease
+    from review.models import OfflineRun
+
+    run = OfflineRun.objects.filter(project=harness.project).order_by("-pk").first()
+    if run is None or run.base_release is None:
+        return {}
+    params = loop_params(run.params.get("overrides") or {})
+    base = BaseRelease.load(run.base_release)
+    collection = collect(
+        project=harness.project,
+        window_start=run.window_start,
+        window_end=run.window_end,
+        node_ids=base.arrays.node_ids,
+        max_logs=params.max_logs,
+        reuse_proxy_s=params.reuse_proxy_s,
+    )
+    context = GeneratorContext(
+        project=harness.project, base=base, collection=collection, params=params, seed=params.seed + run.pk
+    )
+    snapshot = base.snapshot
+    vectors = {snapshot.node_ids[i]: snapshot.embeddings[i] for i in range(snapshot.node_count)}
+    competitions = merge._competitions(collection)
+    gates = params.merge
+    out: dict[str, dict[str, Any]] = {}
+    for d in world.defects:
+        if d.kind != "MERGE":
+            continue
+        a, b = d.details["nodes"]
+        if any(n not in base.nodes or base.nodes[n].status != "ACTIVE" for n in (a, b)):
+            out[d.key] = {"state": "merged (or deprecated) before the last night"}
+            continue
+        similar, usage = merge._usage(context, a, b, competitions)
+        fgw, size = merge.fgw_distance(base.graph, vectors, a, b, alpha=gates.fgw_alpha)
+        content = float(vectors[a] @ vectors[b])
+        out[d.key] = {
+            "content_cosine": round(content, 3),
+            "content_gate": content >= gates.min_content_cosine,
+            **usage,
+            "usage_gate": bool(similar),
+            "fgw": round(fgw, 3),
+            "fgw_nodes": size,
+            "fgw_gate": fgw <= gates.fgw_epsilon,
+            "taxonomy": [
+                v.rule for v in merge.taxonomy_violations(base.nodes[a], base.nodes[b], base.documents)
+            ],
+        }
+    return out
+
+
 def run(
     world: World,
     *,
@@ -626,6 +683,7 @@ def run(
     if not report.nights:
         report.accuracy_end = report.accuracy_start
     _score(report, world, judge, harness)
+    report.merge_gates = merge_gates(world, harness)
     report.seconds = round(time.perf_counter() - started, 1)
     return report
 

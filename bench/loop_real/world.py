@@ -12,7 +12,8 @@ utterances are split three ways, disjoint by text:
 * **traffic** — every other TRAIN and VAL utterance: what users send.
 
 The pack is ``bench.routing_pack`` (domain → cluster, intent → label with its examples, one Info node
-per intent) with one *fact* sentence per node — the intent's name and three of its examples — and these
+per intent) with a three-sentence answer per node — each sentence the intent's name and one of three of
+its examples: an answer of one sentence could never be split, a real one has several — and these
 planted defects, drawn by the seed over the world's intents (each defect intent used once):
 
 =============  ===========================================================================  =============
@@ -35,8 +36,8 @@ followup       users often ask Q right after P in the same session; no edge join
 The answers behind a Decision are Action nodes (an action-like intent is drawn for them when the
 domain has one; the handler, ``bench.loop_real.handlers``, is a no-op): a semantic jump reaches only
 informational nodes, so the planted route is the route. The *oracle*: a node serves intent I when its
-chunk carries I's fact (either wording) and no other
-fact; the retired procedure's sentence is a fact of its own, so it serves nobody.
+chunk carries sentences of I's answer (either wording) and of no other; the retired procedure's
+sentences are a fact of their own, so that node serves nobody.
 """
 
 from __future__ import annotations
@@ -200,24 +201,33 @@ def _clean(text: str) -> str:
     return re.sub(r"[.!?\"]+", "", text).strip()
 
 
-def fact(intent: str, examples: list[str]) -> str:
-    e = [_clean(x) for x in examples[:3]]
-    return f'{title(intent)}: this answer is for requests such as "{e[0]}", "{e[1]}" or "{e[2]}".'
+def fact(intent: str, examples: list[str]) -> list[str]:
+    """The sentences of an intent's answer: its name and one quoted example each (three sentences)."""
+    t, e = title(intent), [_clean(x) for x in examples[:3]]
+    return [
+        f'{t}: this answer is for requests such as "{e[0]}".',
+        f'{t} also covers requests like "{e[1]}".',
+        f'{t}, for instance: "{e[2]}".',
+    ]
 
 
-def fact_copy(intent: str, examples: list[str]) -> str:
-    e = [_clean(x) for x in examples[:3]]
-    return (
-        f'{title(intent)} (second copy): use this answer for requests such as "{e[0]}", "{e[1]}" or "{e[2]}".'
-    )
+def fact_copy(intent: str, examples: list[str]) -> list[str]:
+    """The same answer written a second time by someone else: the same examples, a few words changed."""
+    t, e = title(intent), [_clean(x) for x in examples[:3]]
+    return [
+        f'{t}: use this answer for requests such as "{e[0]}".',
+        f'{t} also applies to requests like "{e[1]}".',
+        f'{t}, for example: "{e[2]}".',
+    ]
 
 
-def retired(intent: str, examples: list[str]) -> str:
-    e = [_clean(x) for x in examples[:3]]
-    return (
-        f'{title(intent)} (retired procedure): until 2019 requests such as "{e[0]}", "{e[1]}" or "{e[2]}" went '
-        f"through the old service desk form, which no longer exists."
-    )
+def retired(intent: str, examples: list[str]) -> list[str]:
+    t, e = title(intent), [_clean(x) for x in examples[:3]]
+    return [
+        f'{t} (retired procedure): until 2019 requests such as "{e[0]}" went through the old service desk form.',
+        f'{t} (retired procedure) also covered requests like "{e[1]}" and "{e[2]}".',
+        f"The {intent.replace('_', ' ')} service desk form no longer exists.",
+    ]
 
 
 def pick_domains(domains: dict[str, list[str]], seed: int, count: int = 3) -> tuple[str, ...]:
@@ -324,9 +334,11 @@ def build_world(
     sentences: dict[str, str] = {}
     next_label = [max(int(lid[1:]) for lid in labels) + 1]
 
-    def remember(sentence: str, key: str) -> str:
-        sentences[sentence[:PREFIX]] = key
-        return sentence
+    def remember(parts: list[str], key: str) -> str:
+        """A chunk made of ``parts``; each sentence is recognised as ``key``'s (the oracle's facts)."""
+        for sentence in parts:
+            sentences[sentence[:PREFIX]] = key
+        return " ".join(parts)
 
     def edge(source: str, target: str, type_: str, weight: float, semantics: str = "") -> None:
         edges.append(
@@ -383,7 +395,7 @@ def build_world(
             merged_id,
             "Info",
             f"{title(a)} and {b.replace('_', ' ')}",
-            f"{fact(a, examples[a])} {fact(b, examples[b])}",
+            " ".join(fact(a, examples[a]) + fact(b, examples[b])),
             attached,
             cluster,
         )
@@ -413,7 +425,7 @@ def build_world(
         node(
             copy,
             "Info",
-            f"{title(intent)} (second copy)",
+            f"{title(intent)} help",
             remember(fact_copy(intent, examples[intent]), intent),
             copy_labels,
             cluster,

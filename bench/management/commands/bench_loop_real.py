@@ -154,6 +154,8 @@ class Command(BaseCommand):
                 f"auto-commit {a['kind']}#{a['proposal']} ({a['defect'] or 'false'}): silence-dominated "
                 f"{a['silence_dominated']}, confirmed gain {a['confirmed_gain']} — {a['title']}"
             )
+        for key, gates in report.merge_gates.items():
+            say(f"{key} gates on the last night: {gates}")
         for drop in report.intent_drops:
             say(f"intent {drop['intent']}: held-out accuracy {_pct(drop['before'])} → {_pct(drop['after'])}")
         say(
@@ -179,6 +181,7 @@ class Command(BaseCommand):
                 "sightings": [s.as_json() for s in report.sightings],
                 "proposals": report.proposals,
                 "intent_drops": report.intent_drops,
+                "merge_gates": report.merge_gates,
                 "seconds": report.seconds,
                 "summary": report.summary_line(),
             }

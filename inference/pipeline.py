@@ -37,6 +37,7 @@ from inference.contracts import (
 )
 from inference.steps.clarification import Clarified
 from inference.steps.landing import LandingParams
+from inference.steps.policy_manager import secret_notice
 from inference.steps.weaver import WeaverParams
 from ontology import snapshot_registry  # a module: pin_snapshot is looked up per call (tests patch it)
 
@@ -129,8 +130,6 @@ def run_inference(request: InferenceRequest, *, params: RoutingParams = DEFAULT_
 
     A prompt holding secret PII (a card number, …) is answered as any other, and the answer ends with
     the Policy Manager's warning not to share such numbers (``policy_manager.secret_notice``)."""
-    from inference.steps.policy_manager import secret_notice
-
     result = _routed(request, params)
     decision, outcome = result.decision, result.outcome
     if decision is not None and decision.secrets and outcome is not None:

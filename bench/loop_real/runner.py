@@ -39,9 +39,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from rest_framework.test import APIClient
 
+import bench.loop_real.handlers  # noqa: F401  (registers the worlds' Action handler)
+from arg_platform.celery import app
+from arg_platform.models import Job
 from bench.loop_real.world import World
+from inference.contracts import RequestContext
+from inference.models import InferenceLog
+from inference.pipeline import InferenceRequest, run_inference
+from ontology.models import Release
+from ontology.releases import release_publish
+from ontology.snapshot_registry import pin_snapshot, registry
+from projects.models import Project
+from projects.services import api_token_create, membership_set
+from review.changeset import changeset_load
+from review.loop.collection import collect
+from review.loop.generators import merge
+from review.loop.generators.base import GeneratorContext
+from review.loop.params import loop_params
+from review.loop.run import offline_loop_run
+from review.loop.shadow import BaseRelease, ChangesetConflict, shadow_build
+from review.models import OfflineRun, Proposal
+from taxonomy.packs import pack_import
+from taxonomy.packs.reader import PackDocument
 
 logger = logging.getLogger(__name__)
 CHANNELS = ("chat", "web", "email", "app")
@@ -211,17 +234,6 @@ class Harness:
     """The world imported as a project, its client app, its reviewer, and the oracle's reads."""
 
     def __init__(self, world: World, *, seed: int) -> None:
-        from django.contrib.auth import get_user_model
-        from rest_framework.test import APIClient
-
-        import bench.loop_real.handlers  # noqa: F401  (registers the worlds' Action handler)
-        from arg_platform.celery import app
-        from ontology.releases import release_publish
-        from ontology.snapshot_registry import registry
-        from projects.models import Project
-        from projects.services import api_token_create, membership_set
-        from taxonomy.packs import pack_import
-        from taxonomy.packs.reader import PackDocument
 
         app.conf.task_always_eager = True  # "apply approved" jobs run here, as a worker would run them
         slug, n = world.slug, 1
@@ -251,7 +263,6 @@ class Harness:
         return self.project.slug
 
     def snapshot(self) -> Any:
-        from ontology.snapshot_registry import pin_snapshot
 
         return pin_snapshot(self.project.pk, force_check=True)
 
@@ -303,7 +314,6 @@ class Harness:
         followup_share: float,
         pair_share: float,
     ) -> NightReport:
-        from inference.models import InferenceLog
 
         report = NightReport(night=night)
         snapshot = self.snapshot()
@@ -361,8 +371,6 @@ class Harness:
 
     def evaluate(self, snapshot: Any = None) -> dict[str, Any]:
         """Held-out accuracy (target node serves the intent), overall, defect vs clean intents, per intent."""
-        from inference.contracts import RequestContext
-        from inference.pipeline import InferenceRequest, run_inference
 
         served_from = snapshot if snapshot is not None else self.snapshot()
         per_intent: dict[str, list[int]] = {}
@@ -405,9 +413,6 @@ class Harness:
 
     def counterfactual(self, proposals: list[Any]) -> Any:
         """A shadow of the active release with ``proposals`` applied (those that apply together)."""
-        from ontology.models import Release
-        from review.changeset import changeset_load
-        from review.loop.shadow import BaseRelease, ChangesetConflict, shadow_build
 
         base = BaseRelease.load(Release.objects.get(project=self.project, is_active=True))
         everything: tuple = tuple(op for p in proposals for op in changeset_load(p.changeset))
@@ -440,7 +445,6 @@ class Harness:
     def review(
         self, queue: list[dict[str, Any]], truth: dict[int, str | None], policy: str
     ) -> dict[str, Any]:
-        from arg_platform.models import Job
 
         approved, rejected = [], []
         for item in queue:
@@ -497,8 +501,6 @@ def _sighting(night: int, p: Any, defect: str | None) -> Sighting:
 
 def defect_live(world: World, harness: Harness) -> dict[str, Any]:
     """Is each planted defect visible in routing at the start? (where its held-out utterances end)."""
-    from inference.contracts import RequestContext
-    from inference.pipeline import InferenceRequest, run_inference
 
     out: dict[str, Any] = {}
     for d in world.defects:
@@ -527,12 +529,6 @@ def defect_live(world: World, harness: Harness) -> dict[str, Any]:
 def merge_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
     """Why a planted duplicate pair was or was not proposed: the merge generator's own gates, computed
     with its own functions on the last night's base release and window (read only)."""
-    from review.loop.collection import collect
-    from review.loop.generators import merge
-    from review.loop.generators.base import GeneratorContext
-    from review.loop.params import loop_params
-    from review.loop.shadow import BaseRelease
-    from review.models import OfflineRun
 
     run = OfflineRun.objects.filter(project=harness.project).order_by("-pk").first()
     if run is None or run.base_release is None:
@@ -593,8 +589,6 @@ def run(
     counterfactual: bool = True,
     say: Callable[[str], None] | None = None,
 ) -> Report:
-    from review.loop.run import offline_loop_run
-    from review.models import Proposal
 
     say = say or (lambda message: None)
     started = time.perf_counter()
@@ -689,7 +683,6 @@ def run(
 
 
 def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None:
-    from review.models import Proposal
 
     proposals = list(Proposal.objects.filter(project=harness.project).order_by("pk"))
     judge.learn_labels(proposals)

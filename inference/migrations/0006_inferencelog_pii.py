@@ -19,6 +19,7 @@ def _scrub_rows(model, fields, scrub_row):
 
 
 def scrub_existing(apps, schema_editor):
+    # late, as migrations do: the guard is loaded only when this migration runs, not when it is listed
     from memory.pii import redact
 
     def log_row(row):

@@ -6,6 +6,7 @@ BATCH = 200
 
 
 def scrub_existing(apps, schema_editor):
+    # late, as migrations do: the guard is loaded only when this migration runs, not when it is listed
     from memory.pii import redact
 
     Proposal = apps.get_model("review", "Proposal")

@@ -12,6 +12,9 @@ import pytest
 
 from bench.loop_real.runner import Judge
 from bench.loop_real.world import build_world
+from taxonomy.models import Label
+from taxonomy.packs import pack_import
+from taxonomy.packs.reader import PackDocument
 
 DOMAINS = {d: [f"{d}_intent_{j}" for j in range(15)] for d in ("alpha", "beta", "gamma")}
 
@@ -137,12 +140,9 @@ def test_the_judge_matches_kind_and_target() -> None:
 
 @pytest.mark.django_db
 def test_the_world_pack_imports_through_the_platform() -> None:
-    from taxonomy.packs import pack_import
-    from taxonomy.packs.reader import PackDocument
 
     world = _world(seed=5)
     result = pack_import(PackDocument(data=world.pack, source="test"), project_slug="loop-real-test")
-    from taxonomy.models import Label
 
     assert result.project.slug == "loop-real-test"
     assert result.created.get("nodes") == len(world.pack["nodes"])

@@ -12,8 +12,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from arg_platform.celery import app
 from arg_platform.errors import RuleViolation
+from arg_platform.schedule import beat_schedule
+from inference import retention
 from inference.models import ActionExecution, Feedback, InferenceLog
+from inference.retention import logs_purge
+from inference.tasks import logs_purge_task
+from tests.platform.test_settings import probe
 
 NOW = timezone.now()
 
@@ -59,7 +65,6 @@ def aged(project: Any, other_project: Any) -> dict[str, list[int]]:
 def test_the_purge_deletes_what_is_older_than_the_window_in_every_project_and_is_idempotent(
     aged, monkeypatch
 ):
-    from inference import retention
 
     monkeypatch.setattr(retention, "BATCH", 2)  # several batches
 
@@ -76,7 +81,6 @@ def test_the_purge_deletes_what_is_older_than_the_window_in_every_project_and_is
 
 @pytest.mark.django_db
 def test_the_default_window_is_the_setting_and_zero_keeps_everything(aged, settings):
-    from inference.retention import logs_purge
 
     settings.LOG_RETENTION_DAYS = 0
     assert logs_purge(now=NOW) == {"inference_logs": 0, "feedback": 0, "action_executions": 0}
@@ -90,7 +94,6 @@ def test_the_default_window_is_the_setting_and_zero_keeps_everything(aged, setti
 
 @pytest.mark.django_db
 def test_a_window_shorter_than_the_offline_loop_reads_is_refused(aged):
-    from inference.retention import logs_purge
 
     with pytest.raises(RuleViolation, match="retention.window"):
         logs_purge(now=NOW, days=6)
@@ -101,7 +104,6 @@ def test_a_window_shorter_than_the_offline_loop_reads_is_refused(aged):
 
 @pytest.mark.django_db
 def test_the_task_purges_with_the_configured_window(aged, settings):
-    from inference.tasks import logs_purge_task
 
     settings.LOG_RETENTION_DAYS = 90
     assert logs_purge_task() == {"inference_logs": 6, "feedback": 6, "action_executions": 6}
@@ -110,9 +112,6 @@ def test_the_task_purges_with_the_configured_window(aged, settings):
 
 def test_beat_runs_the_purge_daily_an_hour_after_the_nightly_loop_and_the_worker_knows_the_task():
     from django.conf import settings
-
-    from arg_platform.celery import app
-    from arg_platform.schedule import beat_schedule
 
     entry = beat_schedule(nightly_hour_utc=23)["inference-logs-purge"]
     assert entry["task"] == "inference.logs_purge"
@@ -143,7 +142,6 @@ def test_purge_logs_command_dry_run_counts_and_deletes_nothing_then_purges(aged)
     ("value", "ok"), [("0", True), ("7", True), ("365", True), ("3", False), ("-1", False)]
 )
 def test_the_setting_refuses_a_window_shorter_than_the_loops(tmp_path, value, ok):
-    from tests.platform.test_settings import probe
 
     code, out = probe(tmp_path, ARG_LOG_RETENTION_DAYS=value)
 

@@ -8,6 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from review.loop.generators import labels
+from review.loop.generators.base import GeneratorContext
+from review.loop.params import loop_params
+from review.loop.shadow import BaseRelease
 from tests.review.test_loop_generators import collection_of
 
 PROMPTS = [
@@ -30,10 +34,6 @@ PROMPTS = [
 
 @pytest.mark.django_db
 def test_prompts_that_held_pii_support_a_child_label_but_are_never_its_examples(small_release: Any) -> None:
-    from review.loop.generators import labels
-    from review.loop.generators.base import GeneratorContext
-    from review.loop.params import loop_params
-    from review.loop.shadow import BaseRelease
 
     project, release = small_release
     collection = collection_of([{"path": ["N-invoice-download"], "outcome": 0, "prompt": p} for p in PROMPTS])

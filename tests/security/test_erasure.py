@@ -13,11 +13,17 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
 
 from arg_platform.models import AuditEvent
 from inference.erasure import user_id_digest
 from inference.models import ActionExecution, Feedback, InferenceLog
 from memory.models import EpisodicMemory, InfoEvidence, InfoKey, InfoUnit, MemoryEdge, RegistryAttempt
+from memory.services import memory_write, recall_cache_clear
+from ontology.releases import release_publish
+from projects.services import api_token_create
+from taxonomy.models import Role
+from taxonomy.packs import pack_import, pack_read
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +37,6 @@ ORG_FOUNDED_BY_U2 = "Invoices of this company are paid by bank transfer within t
 
 @pytest.fixture(autouse=True)
 def _clean_recall_cache() -> Any:
-    from memory.services import recall_cache_clear
 
     recall_cache_clear()
     yield
@@ -39,7 +44,6 @@ def _clean_recall_cache() -> Any:
 
 
 def _org_fact(project: Any, text: str, user_id: str, label: str) -> Any:
-    from memory.services import memory_write
 
     return memory_write(
         project=project, text=text, scope="ORG", org_id="acme", user_id=user_id, label_ids=[label]
@@ -51,11 +55,6 @@ def world(make_user: Any, token_client: Any) -> dict[str, Any]:
     """The memory pack, published, with two end users' traffic: requests through the inference API
     (memory written by the pipeline), feedback, action runs, memory written through the memory API,
     and ORG facts each user founded and the other backed; the same user id in a second project."""
-    from memory.services import memory_write
-    from ontology.releases import release_publish
-    from projects.services import api_token_create
-    from taxonomy.models import Role
-    from taxonomy.packs import pack_import, pack_read
 
     project = pack_import(pack_read(MEMORY_PACK)).project
     release_publish(project=project, actor=None)
@@ -217,7 +216,6 @@ def test_the_memory_read_after_an_erasure_finds_nothing_of_the_user(world, api_a
 
 
 def test_only_a_project_admin_person_may_erase(world, api_as, make_user):
-    from rest_framework.test import APIClient
 
     path = f"/api/v1/projects/{world['project'].slug}/erasures/"
     personal = APIClient()

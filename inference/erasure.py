@@ -2,7 +2,8 @@
 
 ``user_data_erase`` deletes, in one transaction:
 
-* the project's ``InferenceLog`` rows whose ``context.user_id`` is the id (prompt, answer, trace), with
+* the project's ``InferenceLog`` rows sent with ``context.user_id`` = the id (the indexed ``user_id``
+  column; prompt, answer, trace), with
   their ``Feedback`` (cascade), and the project's ``ActionExecution`` rows of those requests (their
   parameters and results);
 * the user's memory (``memory.services.memory_user_erase``: episodic items, the user's USER-scope Info
@@ -54,7 +55,7 @@ def _user_id_checked(user_id: str) -> str:
 
 def _logs_erase(*, project: Project, user_id: str) -> dict[str, int]:
     counts = {"inference_logs": 0, "feedback": 0, "action_executions": 0}
-    logs = InferenceLog.objects.filter(project=project, context__user_id=user_id).order_by("pk")
+    logs = InferenceLog.objects.filter(project=project, user_id=user_id).order_by("pk")
     while True:
         batch = list(logs.values_list("pk", "request_id")[:BATCH])
         if not batch:

@@ -77,6 +77,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
             role_key=(envelope.role_key if envelope else request.context.role) or "",
             typology_key=(envelope.typology_key if envelope else request.context.typology) or "",
             session_id=request.context.session_id or "",
+            user_id=request.context.user_id or "",
             prompt=prompt,
             language=envelope.language if envelope else "",
             context=context,

@@ -30,6 +30,9 @@ class InferenceLog(models.Model):
     role_key = models.CharField(max_length=63, blank=True)
     typology_key = models.CharField(max_length=63, blank=True)
     session_id = models.CharField(max_length=128, blank=True, db_index=True)
+    user_id = models.CharField(
+        max_length=128, blank=True, help_text="the client's context.user_id: what erasure by user id finds"
+    )
     prompt = models.TextField(help_text="as sent, with PII replaced by the Memory Guard's placeholders")
     language = models.CharField(max_length=8, blank=True)
     context = models.JSONField(default=dict, blank=True)
@@ -66,7 +69,10 @@ class InferenceLog(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["project", "created_at"], name="inferencelog_project_time")]
+        indexes = [
+            models.Index(fields=["project", "created_at"], name="inferencelog_project_time"),
+            models.Index(fields=["project", "user_id"], name="inferencelog_project_user"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.request_id} {self.outcome_kind}"

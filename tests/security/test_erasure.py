@@ -5,6 +5,7 @@ a project admin (a person) may ask."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import uuid
@@ -12,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.apps import apps
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from arg_platform.models import AuditEvent
-from inference.erasure import user_id_digest
+from inference.erasure import user_data_erase, user_id_digest
 from inference.models import ActionExecution, Feedback, InferenceLog
 from memory.models import EpisodicMemory, InfoEvidence, InfoKey, InfoUnit, MemoryEdge, RegistryAttempt
 from memory.services import memory_write, recall_cache_clear
@@ -277,3 +279,17 @@ def test_the_erase_user_data_command_prints_the_counts(world):
         call_command(
             "erase_user_data", "--project", world["project"].slug, "--user-id", " ", stdout=io.StringIO()
         )
+
+
+def test_a_log_written_before_the_user_id_column_is_found_after_the_migration(world):
+    project = world["project"]
+    old = InferenceLog.objects.create(
+        project=project, request_id=uuid.uuid4().hex, prompt="hello", context={"user_id": "legacy-7"}
+    )
+    assert old.user_id == ""  # as every row written before the column
+    importlib.import_module("inference.migrations.0007_inferencelog_user_id").fill_user_id(apps, None)
+
+    counts = user_data_erase(project=project, user_id="legacy-7", actor=None)
+
+    assert counts["inference_logs"] == 1
+    assert not InferenceLog.objects.filter(pk=old.pk).exists()

@@ -558,8 +558,8 @@ def merge_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
         if any(n not in base.nodes or base.nodes[n].status != "ACTIVE" for n in (a, b)):
             out[d.key] = {"state": "merged (or deprecated) before the last night"}
             continue
-        similar, usage = merge._usage(context, a, b, competitions)
-        fgw, size = merge.fgw_distance(base.graph, vectors, a, b, alpha=gates.fgw_alpha)
+        similar, usage = merge._usage(context, base.nodes[a], base.nodes[b], competitions)
+        fgw, size, structure = merge.fgw_distance(base.graph, vectors, a, b, alpha=gates.fgw_alpha)
         content = float(vectors[a] @ vectors[b])
         out[d.key] = {
             "content_cosine": round(content, 3),
@@ -568,6 +568,7 @@ def merge_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
             "usage_gate": bool(similar),
             "fgw": round(fgw, 3),
             "fgw_nodes": size,
+            "fgw_alpha_applied": round(structure, 3),
             "fgw_gate": fgw <= gates.fgw_epsilon,
             "taxonomy": [
                 v.rule for v in merge.taxonomy_violations(base.nodes[a], base.nodes[b], base.documents)
@@ -763,6 +764,7 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
                     "duplicate",
                     "silhouette",
                     "centroid_cosine",
+                    "intent_separation",
                     "content_cosine",
                     "usage_cosine",
                     "competitions",

@@ -285,6 +285,7 @@ OFFLINE_LOOP: dict[str, object] = {
         "coactivation",
         "reinforce",
         "child_label",
+        "unreached_label",
         "promote",
         "memory",
     ],

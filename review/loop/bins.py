@@ -4,6 +4,10 @@
 ``settings.OFFLINE_LOOP["bins"]``:
 
 * **LOW_CONF** (backlog) — ``Score(C) < mid_score``, or any taxonomy/ontology or security violation;
+  except a change the replay saw **no effect** of — none of the sampled requests changed target, path,
+  landing fit, flags or outcome, so ``Score(C)`` is only its complexity price (a related-to edge
+  between two answers users ask one after the other, typically) — which goes to an expert as MID_CONF
+  with that reason: unmeasured is not the same as measured and found wanting;
 * **HIGH_CONF** (auto-commit) — ``Score(C) ≥ high_score`` *and* the conditional auto-commit rule of
   §3.4.1 holds: the confirmed gain reaches ``min_confirmed_gain`` **or** the impacted zone's
   ActiveCheckCoverage reaches ``min_coverage`` — and the gain is not dominated by uncertain outcomes
@@ -60,6 +64,14 @@ def bin_for(
     if n_violations:
         return BinDecision("LOW_CONF", f"{n_violations} validator/integrity violation(s)", False)
     if score < params.mid_score:
+        sampled = sum(int(v) for v in (replay.get("sample") or {}).values())
+        if sampled and score > -params.mid_score and _no_measured_effect(replay):
+            return BinDecision(
+                "MID_CONF",
+                f"replay saw no effect on the {sampled} sampled requests (Score(C) {score:.4f} is only the "
+                "change's complexity): an expert judges it on its evidence",
+                False,
+            )
         return BinDecision("LOW_CONF", f"Score(C) {score:.4f} < {params.mid_score}", False)
     if score < params.high_score:
         return BinDecision(
@@ -89,6 +101,12 @@ def bin_for(
     return BinDecision(
         "HIGH_CONF", f"Score(C) {score:.4f} ≥ {params.high_score} with confirmed evidence", True
     )
+
+
+def _no_measured_effect(replay: dict[str, Any]) -> bool:
+    """No replayed request changed target, and every measured difference (outcomes, fit, flags, path) is 0."""
+    deltas = [float(v) for k, v in (replay.get("gains") or {}).items() if k.startswith("delta_")]
+    return int(replay.get("changed_targets", -1)) == 0 and bool(deltas) and all(abs(v) < 1e-9 for v in deltas)
 
 
 def boost_zones(collection: Collection, base: BaseRelease, params: BinParams) -> dict[str, dict[str, float]]:

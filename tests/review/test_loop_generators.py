@@ -255,6 +255,15 @@ GOOD = {
 }
 
 
+NO_EFFECT = {
+    "score": -0.001,
+    "sample": {"zone": 40, "control": 80},
+    "changed_targets": 0,
+    "gains": {"delta_confirmed": 0.0, "delta_uncertain": 0.0, "delta_fit": 0.0, "delta_path_length": 0.0},
+    "violations": {"taxonomy": [], "security": []},
+}
+
+
 @pytest.mark.parametrize(
     ("kind", "replay", "guard", "boosted", "expected_bin", "reason"),
     [
@@ -281,6 +290,19 @@ GOOD = {
         ("EDGE_INHIBIT", GOOD, {}, {"P"}, "MID_CONF", "confidence boost on P"),
         ("EDGE_INHIBIT", {**GOOD, "score": 0.05}, {}, set(), "MID_CONF", "below the auto-commit threshold"),
         ("EDGE_INHIBIT", {**GOOD, "score": 0.0}, {}, set(), "LOW_CONF", "< 0.01"),
+        # replay saw no effect at all: unmeasured, not found wanting → an expert decides
+        ("EDGE_ADD", NO_EFFECT, {}, set(), "MID_CONF", "replay saw no effect on the 120 sampled requests"),
+        # … but a measured effect, however small, keeps the score's verdict
+        (
+            "EDGE_ADD",
+            {**NO_EFFECT, "gains": {"delta_confirmed": 0.0, "delta_fit": -0.002}},
+            {},
+            set(),
+            "LOW_CONF",
+            "< 0.01",
+        ),
+        ("EDGE_ADD", {**NO_EFFECT, "changed_targets": 2}, {}, set(), "LOW_CONF", "< 0.01"),
+        ("EDGE_ADD", {**NO_EFFECT, "score": -0.05}, {}, set(), "LOW_CONF", "< 0.01"),
         (
             "EDGE_INHIBIT",
             {**GOOD, "violations": {"taxonomy": [], "security": ["x"]}},
@@ -299,3 +321,131 @@ def test_confidence_bins(kind, replay, guard, boosted, expected_bin, reason):
     assert decision.confidence_bin == expected_bin
     assert reason in decision.reason
     assert decision.autocommit == (expected_bin == "HIGH_CONF")
+
+
+# --- merge: the structure check where there is (no) structure ------------------------------------
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v)
+
+
+def _near_copies(cosine: float, rng_seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(rng_seed)
+    a = _unit(rng.normal(size=16))
+    noise = rng.normal(size=16)
+    noise = _unit(noise - (noise @ a) * a)
+    return a, _unit(cosine * a + np.sqrt(1 - cosine**2) * noise)
+
+
+def test_fgw_of_two_isolated_duplicates_is_their_content_distance() -> None:
+    from review.loop.generators.merge import fgw_distance
+
+    a, b = _near_copies(0.97)
+    graph = GraphData(nodes=[NodeData("A", "Info", "A", ""), NodeData("B", "Info", "B", "")], edges=[])
+
+    distance, size, weight = fgw_distance(graph, {"A": a, "B": b}, "A", "B", alpha=0.5)
+
+    # no edge: nothing structural to preserve, the distance is folding B's embedding onto A's
+    assert (size, weight) == (2, 0.0)
+    assert distance == pytest.approx(0.5 * float(((a - b) ** 2).sum()), abs=1e-6)
+    assert distance < loop_params().merge.fgw_epsilon  # the old structure floor (0.25) refused it
+
+
+def test_fgw_still_weighs_structure_where_the_pair_has_neighbours() -> None:
+    from review.loop.generators.merge import fgw_distance
+
+    a, b = _near_copies(0.97)
+    rng = np.random.default_rng(11)
+    vectors = {"A": a, "B": b, **{n: _unit(rng.normal(size=16)) for n in ("X", "Y", "Z", "W")}}
+    nodes = [NodeData(n, "Info", n, "") for n in vectors]
+
+    def graph(*pairs: tuple[str, str]) -> GraphData:
+        return GraphData(nodes=nodes, edges=[EdgeData(s, t, "RELATED_TO", 0.5) for s, t in pairs])
+
+    same = graph(("A", "X"), ("B", "X"), ("A", "Y"), ("B", "Y"))
+    apart = graph(("A", "X"), ("X", "Z"), ("Z", "B"))  # A and B at opposite ends of a path
+    d_same, _, w_same = fgw_distance(same, vectors, "A", "B", alpha=0.5)
+    d_apart, _, w_apart = fgw_distance(apart, vectors, "A", "B", alpha=0.5)
+
+    assert w_same == w_apart == 0.5  # as many edges as a tree: full structure weight
+    assert d_apart > d_same  # folding two nodes of different neighbourhoods distorts more
+
+
+# --- split: the project's intent separation -------------------------------------------------------
+
+# one domain's curated intents: neighbouring labels are close, as in a real project
+CURATED = {
+    "balance": [
+        "what is my account balance",
+        "how much money do I have",
+        "show my balance",
+        "balance please",
+    ],
+    "lost_card": ["I lost my card", "my card was stolen", "block my lost card", "report a missing card"],
+    "transfer": ["send money to my sister", "transfer 50 euros to savings", "move money between accounts"],
+    "pay_bill": ["pay my electricity bill", "I want to pay the phone bill", "settle my water bill"],
+    "pin_change": ["change my card pin", "I forgot my pin", "set a new pin for my debit card"],
+    "interest": ["what interest does my savings account earn", "current interest rate", "savings rate"],
+    "freeze": ["freeze my account", "lock my account for a while", "suspend my bank account"],
+    "statement": ["download my bank statement", "send me last month's statement", "where are my statements"],
+    "loan": ["can I get a personal loan", "apply for a car loan", "how much can I borrow"],
+    "overdraft": ["why was I charged an overdraft fee", "set up overdraft protection", "am I overdrawn"],
+}
+
+
+def _label_docs(spec: dict[str, list[str]], status: str = "ACTIVE") -> dict[str, dict[str, Any]]:
+    return {lid: {"id": lid, "status": status, "examples": ex, "cluster": "c"} for lid, ex in spec.items()}
+
+
+def test_intent_separation_needs_enough_curated_labels_with_examples() -> None:
+    from review.loop.generators.split import intent_separation
+
+    assert intent_separation(_label_docs(dict(list(CURATED.items())[:9]))) is None  # too few for a scale
+    few_examples = {lid: ex[:2] for lid, ex in CURATED.items()}
+    assert intent_separation(_label_docs(few_examples)) is None
+    assert intent_separation(_label_docs(CURATED, status="DEPRECATED")) is None
+    value = intent_separation(_label_docs(CURATED))
+    assert value is not None and -1.0 < value < 1.0
+
+
+def test_intent_separation_tells_two_intents_from_the_subgroups_of_one() -> None:
+    from arg_platform.embedder import get_embedder
+    from review.loop.generators.split import intent_separation
+
+    separation = intent_separation(_label_docs(CURATED))
+    assert separation is not None
+
+    def centroid_cosine(first: list[str], second: list[str]) -> float:
+        e = get_embedder()
+        return float(_unit(e.embed(first).mean(axis=0)) @ _unit(e.embed(second).mean(axis=0)))
+
+    # one intent, two natural sub-groups (which bill): as close as one intent's requests are
+    power = ["pay my power bill", "settle the electricity bill now", "I need to pay for electricity"]
+    phone = ["pay my phone bill", "settle the mobile bill now", "I need to pay for my phone plan"]
+    # two intents that landed on one node
+    balance = ["what's left on my account", "check my balance", "how much is in my checking account"]
+    stolen = ["someone stole my card", "freeze my stolen card", "my debit card is gone"]
+
+    assert centroid_cosine(power, phone) > separation
+    assert centroid_cosine(balance, stolen) <= separation
+
+
+def test_duplicates_with_a_label_each_compete_through_their_labels() -> None:
+    from review.loop.generators.merge import _competitions
+
+    rows = [{"path": ["A" if i % 2 else "B"], "outcome": 0} for i in range(12)]
+    collection = collection_of(rows)
+    # the classifier divides the traffic: each request's landing candidates hold one copy only …
+    collection.landing_candidates = [((r["path"][0], 0.8),) for r in rows]
+    # … but both copies' labels are among its top weaver labels
+    collection.top_labels = [(("L1", 0.81), ("L2", 0.8), ("L0", 0.5)) for _ in rows]
+    a = NodeData("A", "Info", "A", "", labels=("L1", "L0"))
+    b = NodeData("B", "Info", "B", "", labels=("L2", "L0"))
+
+    node_count, label_count = _competitions(collection).between(a, b)
+
+    assert node_count == 0
+    assert label_count == 12  # L1 (only A's) with L2 (only B's); the shared L0 does not count
+    c = NodeData("C", "Info", "C", "", labels=("L0",))
+    assert _competitions(collection).between(a, c) == (0, 0)

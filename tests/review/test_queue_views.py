@@ -61,6 +61,40 @@ def test_the_queue_lists_open_proposals_with_counts_and_a_nav_badge(client, tiny
     assert 'Backlog (LOW_CONF) <span class="count">1</span>' in html
 
 
+def test_the_backlog_shows_why_each_item_is_there_best_expected_benefit_first(
+    client, api_as, tiny, make_proposal
+):
+    def backlog(title, score, reason):
+        return make_proposal(
+            tiny,
+            changeset=weight_changeset(score),
+            title=title,
+            score=score,
+            status=ProposalStatus.BACKLOG,
+            confidence_bin="LOW_CONF",
+            replay={"score": score, "bin_reason": reason},
+        )
+
+    weak = backlog("Weak one", 0.004, "Score(C) 0.0040 < 0.01")
+    flagged = backlog("Flagged one", 0.3, "1 validator/integrity violation(s)")
+    make_proposal(
+        tiny, changeset=weight_changeset(0.9), title="Open one", score=0.5, replay={"bin_reason": "x"}
+    )
+
+    html = _client(client, "rob-reviewer").get("/p/tiny/review/?view=backlog").content.decode()
+
+    assert re.findall(r'id="proposal-row-(\d+)"', html) == [str(flagged.pk), str(weak.pk)]
+    assert re.findall(r'class="muted small bin-reason">([^<]+)<', html) == [
+        "1 validator/integrity violation(s)",
+        "Score(C) 0.0040 &lt; 0.01",
+    ]
+    body = api_as(user("rob-reviewer")).get("/api/v1/projects/tiny/proposals/?view=backlog").json()
+    assert [(p["id"], p["bin_reason"]) for p in body["results"]] == [
+        (flagged.pk, "1 validator/integrity violation(s)"),
+        (weak.pk, "Score(C) 0.0040 < 0.01"),
+    ]
+
+
 def test_an_expert_sees_the_queue_without_a_badge_and_cannot_decide(client, tiny, make_proposal):
     proposal = make_proposal(tiny, changeset=weight_changeset(), title="Reinforce resend")
     expert = _client(client, "erin-expert")

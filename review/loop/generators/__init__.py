@@ -18,6 +18,7 @@ GENERATORS: dict[str, Callable[[GeneratorContext], list[Candidate]]] = {
     "coactivation": edges.generate_coactivation,
     "reinforce": edges.generate_reinforce,
     "child_label": labels.generate_child_labels,
+    "unreached_label": labels.generate_unreached_labels,
     "promote": labels.generate_promotions,
     "memory": memory.generate,
 }

@@ -26,6 +26,18 @@ becomes a *child label* proposal:
   (cosine ≥ ``attach_cosine``) is attached to the new label, which is created CANDIDATE → SHADOW:
   evaluated on live traffic, not routed.
 
+**LABEL_ADD for unreached content.** An ACTIVE informational node that no label carries and no edge
+leads to can never be reached: the weaver lands only on nodes of the labels it chooses, traversal only
+follows edges. Its content is an answer the taxonomy has no door to — typically a page written before
+anyone asked, or whose label was retired. The requests it answers are those of the window (a sample of
+``max_prompts``) whose prompt is closer to its content (cosine ≥ ``attach_cosine``) than to the content
+of every node the graph can reach, whatever served them. When they pass the support, source and wording
+gates above, the node gets a label: named after the node's title (its distinctive words when a sibling
+already has that name), under the deepest common ancestor of their recurring weaver labels when one
+lives in the node's cluster (otherwise at the top of the node's cluster), with the prompts closest to
+their centroid as examples (never one that held PII), the same uniqueness, taxonomy and policy checks,
+created SHADOW and attached to the node.
+
 **LABEL_PROMOTE.** A SHADOW label that the weaver would have chosen (its label-index cosine beat every
 ACTIVE label) for at least ``min_shadow_support`` interactions from ``min_sources`` sources is proposed
 SHADOW → ACTIVE; replay then measures what routing it changes.
@@ -42,12 +54,14 @@ from inference.runtime import taxonomy_view_from_documents
 from memory.pii import PLACEHOLDER_RE
 from review.changeset import LabelAdd, LabelStatusSet, NodeAttach, Op
 from review.loop.collection import TAXONOMY_TRIGGER_FLAGS, UnifiedOutcome
-from review.loop.generators.base import Candidate, GeneratorContext, distinctive_words, unit
+from review.loop.generators.base import Candidate, GeneratorContext, distinctive_words, unit, words
 from taxonomy.validator import LabelRecord, validate_taxonomy
 
 NAME_ADD = "taxonomy.child_label"
+NAME_UNREACHED = "taxonomy.unreached_label"
 NAME_PROMOTE = "taxonomy.promote"
 VERSION = "1"
+INFORMATIONAL_TYPES = frozenset({"Info", "InfoStable", "FAQ"})
 
 
 def _groups(x: np.ndarray, threshold: float, min_size: int) -> list[np.ndarray]:
@@ -132,8 +146,6 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
             with_pii.add(key)
     if sum(len(v) for v in by_text.values()) < params.min_support:
         return out
-    from review.loop.generators.base import words
-
     embedder = get_embedder()
     uniques = sorted(by_text)
     counts = np.array([len(by_text[t]) for t in uniques], dtype=np.float64)
@@ -259,7 +271,7 @@ def _covered_by_sibling(
     return False
 
 
-def _taxonomy_ok(documents: dict, parent: str, name: str, cluster: str) -> bool:
+def _taxonomy_ok(documents: dict, parent: str | None, name: str, cluster: str) -> bool:
 
     view = taxonomy_view_from_documents(documents)
     before = {(v.rule, v.message) for v in validate_taxonomy(view)}
@@ -298,6 +310,156 @@ def _attachment(context: GeneratorContext, parent: str, centroid: np.ndarray) ->
         if score > best_score:
             best, best_score = node.node_id, score
     return best
+
+
+def _unreached_nodes(base) -> list[str]:  # type: ignore[no-untyped-def]
+    """ACTIVE informational nodes no label carries and no edge from an ACTIVE node leads to."""
+    nodes = base.nodes
+    reached = {
+        e.target
+        for e in base.graph.edges
+        if e.source in nodes and nodes[e.source].status == "ACTIVE" and e.source != e.target
+    }
+    return sorted(
+        n.node_id
+        for n in nodes.values()
+        if n.status == "ACTIVE"
+        and n.type in INFORMATIONAL_TYPES
+        and not n.labels
+        and n.node_id not in reached
+    )
+
+
+def generate_unreached_labels(context: GeneratorContext) -> list[Candidate]:
+    """LABEL_ADD proposals that give unreached content a label (see the module doc)."""
+    params = context.params.labels
+    base, collection = context.base, context.collection
+    snapshot = base.snapshot
+    orphans = _unreached_nodes(base)
+    if not orphans or snapshot.embeddings is None or not collection.prompts:
+        return []
+    position = {node_id: i for i, node_id in enumerate(snapshot.node_ids)}
+    orphans = [o for o in orphans if o in position]
+    if not orphans:
+        return []
+    rows = context.sample(np.arange(len(collection.prompts)), params.max_prompts, "unreached")
+    x = context.prompt_vectors(rows.tolist())
+    to_orphans = x @ snapshot.embeddings[[position[o] for o in orphans]].T  # (rows, orphans)
+    unreached = set(orphans)
+    reachable = [
+        i
+        for i, node_id in enumerate(snapshot.node_ids)
+        if node_id not in unreached and base.nodes[node_id].status == "ACTIVE"
+    ]
+    # the closest content the graph can reach (-1 when none): the unreached node must beat it
+    best_reachable = (
+        (x @ snapshot.embeddings[reachable].T).max(axis=1) if reachable else np.full(rows.shape[0], -1.0)
+    )
+    best = to_orphans.argmax(axis=1)
+    best_cos = to_orphans.max(axis=1)
+    closer = (best_cos >= params.attach_cosine) & (best_cos > best_reachable)
+    labels = {label["id"]: label for label in base.documents.get("labels", [])}
+    out: list[Candidate] = []
+    for k, orphan in enumerate(orphans):
+        members = np.flatnonzero(closer & (best == k))
+        candidate = _unreached_candidate(context, orphan, rows[members], x[members], labels)
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _unreached_candidate(context, orphan, rows, x, labels) -> Candidate | None:  # type: ignore[no-untyped-def]
+    params = context.params.labels
+    base, collection = context.base, context.collection
+    node = base.nodes[orphan]
+    cluster = node.clusters[0] if node.clusters else ""
+    if not cluster or rows.shape[0] < params.min_support:
+        return None
+    texts = [" ".join(collection.prompts[int(r)].split()) for r in rows]
+    cleaned = [" ".join(PLACEHOLDER_RE.sub(" ", t).split()) for t in texts]  # a placeholder is no word
+    member_rows = [int(r) for r in rows]
+    wordings = {frozenset(words(c)) for c in cleaned if c}
+    sources = {int(collection.sources[r]) for r in member_rows}
+    if len(wordings) < params.min_wordings or len(sources) < params.min_sources:
+        return None
+    centroid = unit(x.mean(axis=0))
+    top3 = Counter(lid for r in member_rows for lid, _ in collection.top_labels[r][:3])
+    recurring = [lid for lid, c in top3.items() if c >= 0.5 * len(member_rows)]
+    parent = _common_parent(labels, recurring)
+    if parent is not None and (labels[parent]["status"] != "ACTIVE" or labels[parent]["cluster"] != cluster):
+        parent = None
+    if parent is not None and _policy_contradiction(base.documents, parent):
+        return None
+    siblings = [
+        lid
+        for lid, doc in labels.items()
+        if doc.get("parent") == parent and doc["cluster"] == cluster and doc["status"] != "DEPRECATED"
+    ]
+    taken = set(member_rows)
+    others = [p for r, p in enumerate(collection.prompts) if r not in taken][:500]
+    keys = distinctive_words(cleaned, others, top=3)
+    name = node.title.strip()[:80]
+    if not name or any(labels[s]["name"].strip().lower() == name.lower() for s in siblings):
+        name = " ".join(keys).capitalize()[:80]
+    if not name or any(labels[s]["name"].strip().lower() == name.lower() for s in siblings):
+        return None
+    embedder = get_embedder()
+    if _covered_by_sibling(siblings, labels, centroid, embedder, params.sibling_cosine):
+        return None
+    if not _taxonomy_ok(base.documents, parent, name, cluster):
+        return None
+    closest = np.argsort(-(x @ centroid), kind="stable")
+    # a prompt that held PII supports the group but is never an example
+    examples = list(dict.fromkeys(texts[i] for i in closest if cleaned[i] == texts[i]))[: params.max_examples]
+    description = f"{name} — requests the content of {orphan} answers" + (
+        f" ({', '.join(keys)})." if keys else "."
+    )
+    ops: tuple[Op, ...] = (
+        LabelAdd(
+            ref="u1",
+            name=name,
+            cluster=cluster,
+            parent=parent,
+            description=description,
+            synonyms=tuple(keys),
+            examples=tuple(examples),
+            status="SHADOW",
+        ),
+        NodeAttach(orphan, labels=("new:u1",)),
+    )
+    where = f"under {parent} {labels[parent]['name']!r}" if parent else f"in cluster {cluster}"
+    return Candidate(
+        kind="LABEL_ADD",
+        title=f"Label {name!r} for unreached node {orphan}",
+        summary=(
+            f"{orphan} ({node.title!r}) has no label and no edge leads to it; {len(member_rows)} requests from "
+            f"{len(sources)} sources are closer to its content than to what served them: a SHADOW label {where}, "
+            "attached to it"
+        ),
+        ops=ops,
+        evidence={
+            "node": orphan,
+            "support": len(member_rows),
+            "wordings": len(wordings),
+            "sources": len(sources),
+            "served_elsewhere": dict(
+                Counter(collection.target_id(r) or "(none)" for r in member_rows).most_common(5)
+            ),
+            "recurring_labels": recurring,
+            "parent": parent,
+            "examples": examples,
+            "checks": [
+                "sibling_unique",
+                "parent_child",
+                "cluster_compat",
+                "no_new_incompatibility",
+                "policy",
+            ],
+            "log_ids": context.log_refs(member_rows),
+        },
+        generator={"name": NAME_UNREACHED, "version": VERSION, "params": params.as_json()},
+        zone_rows=tuple(sorted(member_rows)),
+    )
 
 
 def generate_promotions(context: GeneratorContext) -> list[Candidate]:

@@ -4,8 +4,11 @@ A pair (A, B) of ACTIVE nodes of the same type family is proposed when
 
 * **content proximity** — the cosine of their node embeddings (title + chunk) ≥ ``min_content_cosine``;
 * **usage similarity** — the requests landing on them look alike (prompt-centroid cosine ≥
-  ``min_usage_cosine`` when both have traffic) or they compete for the same requests (each appears
-  among the other's landing candidates at least ``min_competitions`` times);
+  ``min_usage_cosine`` when both have traffic) or they compete for the same requests at least
+  ``min_competitions`` times: both among a request's top landing candidates, or — when each copy has
+  its own label, so the classifier divides the traffic between them and one copy rarely even becomes
+  a candidate — a label only A carries and a label only B carries both among the request's top
+  ``COMPETING_LABELS`` weaver labels;
 * **taxonomy safety** — the survivor's merged attachments create no parent/child pair that neither
   node had and no explicitly incompatible pair of labels, and the two nodes share a cluster (the union
   of the attachments then keeps every label inside the survivor's clusters);
@@ -17,6 +20,11 @@ A pair (A, B) of ACTIVE nodes of the same type family is proposed when
   structure matrices the unit shortest-path distances inside the neighbourhood (unreachable pairs one
   past the farthest, then normalised by the largest), uniform node masses with the fused node carrying
   the mass of both (fusion conserves mass), trade-off ``fgw_alpha`` (POT ``fused_gromov_wasserstein2``).
+  Structure weighs in only where there is structure: the trade-off applied is ``fgw_alpha`` times the
+  neighbourhood's edge density relative to a tree (``min(1, edges / (nodes − 1))``). Two nodes without
+  any edge have no structure to preserve — their "distance" would only be the convention for
+  unreachable pairs, a floor of ``fgw_alpha / 2`` whatever their content — so their check is the
+  content term alone (the Wasserstein cost of folding one embedding onto the other).
 
 The survivor is the node with more landings (then more in-edges, then the smaller id). The changeset
 (§3.5.2, the contract's "survivor keeps"): the survivor takes the union of the attachments, the highest
@@ -25,6 +33,8 @@ self-loop, existing edges kept); the duplicate → DEPRECATED; redirection dupli
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +46,8 @@ from review.integrity import ACTION_TYPES, integrity_violations
 from review.loop.generators.base import Candidate, GeneratorContext, unit
 
 NAME = "merge"
-VERSION = "1"
+VERSION = "2"
+COMPETING_LABELS = 3
 MERGEABLE_EXCLUDED = frozenset({"OutOfScope"})
 
 
@@ -112,8 +123,12 @@ def fgw_distance(
     duplicate: str,
     *,
     alpha: float,
-) -> tuple[float, int]:
-    """FGW distance between the pair's neighbourhood and its fused version; returns (distance, size)."""
+) -> tuple[float, int, float]:
+    """FGW distance between the pair's neighbourhood and its fused version.
+
+    Returns (distance, neighbourhood size, structure weight applied = ``alpha`` × edge density).
+
+    """
     import networkx as nx
     import ot
 
@@ -155,8 +170,12 @@ def fgw_distance(
     p = ot.unif(len(nodes))
     q = np.array([2.0 if n == survivor else 1.0 for n in nodes2])  # the fused node carries both masses
     q /= q.sum()
-    value = ot.gromov.fused_gromov_wasserstein2(m, c1, c2, p, q, loss_fun="square_loss", alpha=alpha)
-    return float(value), len(nodes)
+    weight = alpha * min(1.0, g1.number_of_edges() / max(1, len(nodes) - 1))
+    if weight == 0.0:  # no structure: the content term alone (FGW at alpha 0, without its 0/0)
+        value = ot.emd2(p, q, m)
+    else:
+        value = ot.gromov.fused_gromov_wasserstein2(m, c1, c2, p, q, loss_fun="square_loss", alpha=weight)
+    return float(value), len(nodes), weight
 
 
 def generate(context: GeneratorContext) -> list[Candidate]:
@@ -202,23 +221,55 @@ def generate(context: GeneratorContext) -> list[Candidate]:
     return out
 
 
-def _competitions(collection) -> dict[tuple[str, str], int]:  # type: ignore[no-untyped-def]
-    counts: dict[tuple[str, str], int] = {}
+@dataclass(frozen=True)
+class Competitions:
+    """How often two nodes, or two labels, were among the top candidates of the same request."""
+
+    nodes: dict[tuple[str, str], int]
+    labels: dict[tuple[str, str], int]
+
+    def between(self, a: NodeData, b: NodeData) -> tuple[int, int]:
+        """(node competitions, label competitions) of ``a`` and ``b`` (labels only one of them carries)."""
+        node_count = self.nodes.get((min(a.node_id, b.node_id), max(a.node_id, b.node_id)), 0)
+        only_a = set(a.labels) - set(b.labels)
+        only_b = set(b.labels) - set(a.labels)
+        label_count = max(
+            (self.labels.get((min(x, y), max(x, y)), 0) for x in only_a for y in only_b), default=0
+        )
+        return node_count, label_count
+
+
+def _pairs(ids: list[str], counts: dict[tuple[str, str], int]) -> None:
+    for i, x in enumerate(ids):
+        for y in ids[i + 1 :]:
+            counts[(x, y)] = counts.get((x, y), 0) + 1
+
+
+def _competitions(collection) -> Competitions:  # type: ignore[no-untyped-def]
+    nodes: dict[tuple[str, str], int] = {}
+    labels: dict[tuple[str, str], int] = {}
     for candidates in collection.landing_candidates:
-        ids = sorted({n for n, _ in candidates[:3]})
-        for i, x in enumerate(ids):
-            for y in ids[i + 1 :]:
-                counts[(x, y)] = counts.get((x, y), 0) + 1
-    return counts
+        _pairs(sorted({n for n, _ in candidates[:3]}), nodes)
+    for top in collection.top_labels:
+        _pairs(sorted({lid for lid, _ in top[:COMPETING_LABELS]}), labels)
+    return Competitions(nodes=nodes, labels=labels)
 
 
-def _usage(context: GeneratorContext, a: str, b: str, competitions: dict) -> tuple[bool, dict]:
+def _usage(
+    context: GeneratorContext, a: NodeData, b: NodeData, competitions: Competitions
+) -> tuple[bool, dict]:
     params = context.params.merge
     collection = context.collection
-    rows_a = context.sample(collection.rows_at(a, by="landing"), params.max_prompts, f"merge:{a}")
-    rows_b = context.sample(collection.rows_at(b, by="landing"), params.max_prompts, f"merge:{b}")
+    rows_a = context.sample(
+        collection.rows_at(a.node_id, by="landing"), params.max_prompts, f"merge:{a.node_id}"
+    )
+    rows_b = context.sample(
+        collection.rows_at(b.node_id, by="landing"), params.max_prompts, f"merge:{b.node_id}"
+    )
     facts: dict = {"landings": [int(rows_a.shape[0]), int(rows_b.shape[0])]}
-    facts["competitions"] = int(competitions.get((min(a, b), max(a, b)), 0))
+    node_count, label_count = competitions.between(a, b)
+    facts["competitions"] = max(node_count, label_count)
+    facts["label_competitions"] = label_count
     similar = facts["competitions"] >= params.min_competitions
     if rows_a.shape[0] >= params.min_landings and rows_b.shape[0] >= params.min_landings:
         ca = unit(context.prompt_vectors(rows_a.tolist()).mean(axis=0))
@@ -231,7 +282,7 @@ def _usage(context: GeneratorContext, a: str, b: str, competitions: dict) -> tup
 def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> Candidate | None:  # type: ignore[no-untyped-def]
     params = context.params.merge
     base, collection = context.base, context.collection
-    similar, usage = _usage(context, a.node_id, b.node_id, competitions)
+    similar, usage = _usage(context, a, b, competitions)
     if not similar:
         return None
     if taxonomy_violations(a, b, base.documents):
@@ -251,7 +302,9 @@ def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> C
     violations = integrity_violations(base.graph, applied.graph, ops, documents=base.documents)
     if violations:
         return None
-    fgw, size = fgw_distance(base.graph, vectors, survivor.node_id, duplicate.node_id, alpha=params.fgw_alpha)
+    fgw, size, weight = fgw_distance(
+        base.graph, vectors, survivor.node_id, duplicate.node_id, alpha=params.fgw_alpha
+    )
     if fgw > params.fgw_epsilon:
         return None
     zone = np.concatenate(
@@ -277,6 +330,7 @@ def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> C
                 "distance": round(fgw, 6),
                 "epsilon": params.fgw_epsilon,
                 "alpha": params.fgw_alpha,
+                "alpha_applied": round(weight, 4),
                 "nodes": size,
             },
             "integrity": "passed",

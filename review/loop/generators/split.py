@@ -4,10 +4,22 @@ For each ACTIVE informational node with enough landings, the interactions landin
 by **prompt embedding**, **label activation pattern** (the weaver's top label) and **domain outcome**
 (k-means, k = 2…``max_children``, seeded). A split is proposed only when the prompt groups are
 genuinely apart — silhouette (cosine, prompt part only) ≥ ``min_silhouette``, each group ≥
-``min_share`` of the traffic, group centroids' cosine ≤ ``max_centroid_cosine`` — and the node's own
-chunk supports distinct children: its sentences are assigned to the group whose prompt centroid they
-are closest to, and every child must get at least one sentence (otherwise the content cannot be
-divided and no split is proposed).
+``min_share`` of the traffic, group centroids' cosine ≤ the project's **intent separation** (below) and ≤
+``max_centroid_cosine`` — and the node's own chunk supports distinct children: its sentences are
+assigned to the group whose prompt centroid they are closest to, and every child must get at least one
+sentence (otherwise the content cannot be divided and no split is proposed).
+
+**Intent separation** — real intents have sub-groups (dishes, banks, card types) whose prompts cluster
+as clearly as two intents do, and with more traffic every busy node shows them; silhouette alone cannot
+tell the two apart. The scale that can is the curators' own: how far apart two intents they keep as
+separate labels are. For every ACTIVE label with at least ``MIN_SEPARATION_EXAMPLES`` validated
+examples, the cosine between its examples' centroid and the nearest other such label's centroid; the
+project's intent separation is the median of these cosines. A node is split only when its groups are at
+least as far apart as that — as distinct as a typical pair of neighbouring intents the taxonomy already
+separates. It is an effect size, not a count, so more traffic does not make more nodes pass. A project
+with fewer than ``MIN_SEPARATION_LABELS`` such labels has no scale and only ``max_centroid_cosine``
+applies: in a handful of labels spread over unrelated topics, a label's nearest neighbour is another
+topic, and the median would measure how far topics are apart, not neighbouring intents.
 
 Context Weaver check: each group's dominant label must be an ACTIVE label in the node's clusters
 (a plausible taxonomy region); a child is attached to the parent's labels and clusters, plus its
@@ -40,8 +52,27 @@ from review.loop.generators.base import (
 )
 
 NAME = "split"
-VERSION = "1"
+VERSION = "2"
 SPLITTABLE_TYPES = frozenset({"Info", "InfoStable", "FAQ"})
+MIN_SEPARATION_EXAMPLES = 3
+MIN_SEPARATION_LABELS = 10
+
+
+def intent_separation(label_docs: dict[str, dict]) -> float | None:
+    """Median nearest-neighbour cosine between ACTIVE labels' example centroids (see the module doc)."""
+    texts = {
+        lid: [e for e in doc.get("examples", []) if e.strip()]
+        for lid, doc in sorted(label_docs.items())
+        if doc.get("status") == "ACTIVE"
+    }
+    texts = {lid: ex for lid, ex in texts.items() if len(ex) >= MIN_SEPARATION_EXAMPLES}
+    if len(texts) < MIN_SEPARATION_LABELS:
+        return None
+    embedder = get_embedder()
+    centroids = np.array([unit(embedder.embed(ex).mean(axis=0)) for ex in texts.values()])
+    cosines = centroids @ centroids.T
+    np.fill_diagonal(cosines, -np.inf)
+    return float(np.median(cosines.max(axis=1)))
 
 
 def split_changeset(
@@ -101,6 +132,8 @@ def generate(context: GeneratorContext) -> list[Candidate]:
         edges_out.setdefault(e.source, []).append(e)
         edges_in.setdefault(e.target, []).append(e)
     out: list[Candidate] = []
+    separation: float | None = None
+    separation_known = False
     for node_id, metrics in sorted(collection.node_metrics.items()):
         node = nodes.get(node_id)
         if node is None or node.status != "ACTIVE" or node.type not in SPLITTABLE_TYPES:
@@ -110,7 +143,12 @@ def generate(context: GeneratorContext) -> list[Candidate]:
         rows = context.sample(
             collection.rows_at(node_id, by="landing"), params.max_prompts, f"split:{node_id}"
         )
-        candidate = _split_node(context, node, rows, label_docs, edges_in, edges_out)
+        if not separation_known:
+            separation, separation_known = intent_separation(label_docs), True
+        limit = (
+            params.max_centroid_cosine if separation is None else min(params.max_centroid_cosine, separation)
+        )
+        candidate = _split_node(context, node, rows, label_docs, edges_in, edges_out, limit, separation)
         if candidate is not None:
             out.append(candidate)
     return out
@@ -138,7 +176,7 @@ def _features(context: GeneratorContext, rows: np.ndarray) -> tuple[np.ndarray, 
     return x, features, tops
 
 
-def _split_node(context, node, rows, label_docs, edges_in, edges_out) -> Candidate | None:  # type: ignore[no-untyped-def]
+def _split_node(context, node, rows, label_docs, edges_in, edges_out, limit, separation) -> Candidate | None:  # type: ignore[no-untyped-def]
     params = context.params.split
     if rows.shape[0] < params.min_landings:
         return None
@@ -155,7 +193,7 @@ def _split_node(context, node, rows, label_docs, edges_in, edges_out) -> Candida
         if score < params.min_silhouette:
             break
         candidate = _candidate(
-            context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out
+            context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out, limit, separation
         )
         if candidate is not None:
             return candidate
@@ -163,13 +201,13 @@ def _split_node(context, node, rows, label_docs, edges_in, edges_out) -> Candida
 
 
 def _candidate(
-    context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out
+    context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out, limit, separation
 ) -> Candidate | None:  # type: ignore[no-untyped-def]
     params = context.params.split
     collection = context.collection
     centroids = np.array([unit(x[assign == j].mean(axis=0)) for j in range(k)])
     pair_cos = max(float(centroids[i] @ centroids[j]) for i in range(k) for j in range(i + 1, k))
-    if pair_cos > params.max_centroid_cosine:
+    if pair_cos > limit:
         return None
     # Context Weaver plausibility: every group maps to an ACTIVE label of the node's clusters
     dominant: list[str] = []
@@ -244,7 +282,8 @@ def _candidate(
         title=f"Split {node.node_id} into {k} nodes",
         summary=(
             f"{node.title!r} receives {k} distinct groups of requests (silhouette {score:.2f}, "
-            f"centroid cosine {pair_cos:.2f}); children: " + "; ".join(c.title for c in children)
+            f"centroid cosine {pair_cos:.2f} ≤ {limit:.2f}); children: "
+            + "; ".join(c.title for c in children)
         ),
         ops=ops,
         evidence={
@@ -253,6 +292,7 @@ def _candidate(
             "sampled": int(rows.shape[0]),
             "silhouette": round(score, 4),
             "centroid_cosine": round(pair_cos, 4),
+            "intent_separation": None if separation is None else round(separation, 4),
             "groups": [
                 {
                     "child": children[j].node_id,

@@ -34,6 +34,12 @@ class ProposalSerializer(serializers.ModelSerializer):
     base_release = serializers.IntegerField(source="base_release.version", default=None, read_only=True)
     applied_release = serializers.IntegerField(source="applied_release.version", default=None, read_only=True)
     run = serializers.IntegerField(source="run_id", default=None, read_only=True)
+    bin_reason = serializers.CharField(
+        source="replay.bin_reason",
+        default="",
+        read_only=True,
+        help_text="which rule put the proposal in its confidence bin (why a backlog item is in the backlog)",
+    )
 
     class Meta:
         model = Proposal
@@ -42,6 +48,7 @@ class ProposalSerializer(serializers.ModelSerializer):
             "kind",
             "status",
             "confidence_bin",
+            "bin_reason",
             "title",
             "summary",
             "score",

@@ -765,6 +765,7 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
                     "silhouette",
                     "centroid_cosine",
                     "intent_separation",
+                    "children_content_cosine",
                     "content_cosine",
                     "usage_cosine",
                     "competitions",

@@ -449,3 +449,53 @@ def test_duplicates_with_a_label_each_compete_through_their_labels() -> None:
     assert label_count == 12  # L1 (only A's) with L2 (only B's); the shared L0 does not count
     c = NodeData("C", "Info", "C", "", labels=("L0",))
     assert _competitions(collection).between(a, c) == (0, 0)
+
+
+# --- split: the children's content must be as distinct as their requests ------------------------
+
+
+class _Sentences:
+    """An embedder stand-in: each sentence of the node's chunk embeds to a chosen vector."""
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.array([self.vectors[t] for t in texts])
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "proposed"),
+    [
+        # two subjects: each child says something else → the split is proposed
+        (np.eye(8)[0], np.eye(8)[1], True),
+        # one subject, each sentence leaning slightly to one group: the children would say the same thing
+        (_unit(np.eye(8)[2] + 0.2 * np.eye(8)[0]), _unit(np.eye(8)[2] + 0.2 * np.eye(8)[1]), False),
+    ],
+)
+def test_a_split_needs_children_whose_content_is_as_distinct_as_their_requests(
+    monkeypatch, first, second, proposed
+):
+    from review.loop.generators import split
+
+    chunk = "First sentence. Second sentence."
+    monkeypatch.setattr(
+        split, "get_embedder", lambda: _Sentences({"First sentence.": first, "Second sentence.": second})
+    )
+    node = NodeData("N", "Info", "N", chunk, labels=("L1",), clusters=("c",))
+    rows = [
+        {"path": ["N"], "outcome": 0, "prompt": f"{'alpha' if i < 20 else 'beta'} {i}"} for i in range(40)
+    ]
+    context = _context(rows, GraphData(nodes=(node,), edges=()))
+    context.collection.top_labels = [(("L1", 0.9),) for _ in rows]
+    assign = np.array([0] * 20 + [1] * 20)
+    x = np.array([np.eye(8)[0] if a == 0 else np.eye(8)[1] for a in assign])  # requests far apart
+    label_docs = {"L1": {"id": "L1", "status": "ACTIVE", "cluster": "c"}}
+
+    candidate = split._candidate(
+        context, node, np.arange(40), x, ["L1"] * 40, 0.9, 2, assign, label_docs, {}, {}, 0.6, 0.6
+    )
+
+    assert (candidate is not None) is proposed
+    if proposed:
+        assert candidate.evidence["children_content_cosine"] == pytest.approx(0.0)

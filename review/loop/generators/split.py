@@ -6,8 +6,11 @@ by **prompt embedding**, **label activation pattern** (the weaver's top label) a
 genuinely apart — silhouette (cosine, prompt part only) ≥ ``min_silhouette``, each group ≥
 ``min_share`` of the traffic, group centroids' cosine ≤ the project's **intent separation** (below) and ≤
 ``max_centroid_cosine`` — and the node's own chunk supports distinct children: its sentences are
-assigned to the group whose prompt centroid they are closest to, and every child must get at least one
-sentence (otherwise the content cannot be divided and no split is proposed).
+assigned to the group whose prompt centroid they are closest to, every child must get at least one
+sentence (otherwise the content cannot be divided and no split is proposed), and the children's
+contents (the centroids of their sentences' embeddings) must be as far apart as their requests must
+be — a cosine within the same limit. One intent's answer divided by its sub-groups leaves children
+that say the same thing; two intents' answer divides into two subjects.
 
 **Intent separation** — real intents have sub-groups (dishes, banks, card types) whose prompts cluster
 as clearly as two intents do, and with more traffic every busy node shows them; silhouette alone cannot
@@ -225,13 +228,21 @@ def _candidate(
     sentence_vectors = get_embedder().embed(parts)
     affinity = sentence_vectors @ centroids.T  # (sentences, groups)
     chunks: list[list[str]] = [[] for _ in range(k)]
+    members: list[list[int]] = [[] for _ in range(k)]
     for s, part in enumerate(parts):
         # a sentence close to several groups (within the margin) is shared context: every such child gets it
         top = float(affinity[s].max())
         for j in range(k):
             if affinity[s, j] >= top - params.shared_sentence_margin:
                 chunks[j].append(part)
+                members[j].append(s)
     if any(not c for c in chunks) or len({" ".join(c) for c in chunks}) < k:
+        return None
+    # the children's content must be as distinct as their requests: a split of one intent's answer
+    # leaves children that say the same thing
+    child_vectors = np.array([unit(sentence_vectors[m].mean(axis=0)) for m in members])
+    content_cos = max(float(child_vectors[i] @ child_vectors[j]) for i in range(k) for j in range(i + 1, k))
+    if content_cos > limit:
         return None
     group_rows = [rows[assign == j] for j in range(k)]
     texts = [[collection.prompts[r] for r in g] for g in group_rows]
@@ -293,6 +304,7 @@ def _candidate(
             "silhouette": round(score, 4),
             "centroid_cosine": round(pair_cos, 4),
             "intent_separation": None if separation is None else round(separation, 4),
+            "children_content_cosine": round(content_cos, 4),
             "groups": [
                 {
                     "child": children[j].node_id,

@@ -283,7 +283,8 @@ def test_readers_see_the_old_graph_until_a_swap_that_writes_only_the_head(
     real_run, seen_midway, sent = backend._run, [], []
 
     def spying_run(tx: Any, name: str, **params: Any) -> Any:
-        sent.append((id(tx), name))
+        # the transaction itself, not its id(): a closed transaction's id can be reused by the next one
+        sent.append((tx, name))
         result = real_run(tx, name, **params)
         if name == "CREATE_EDGES" and not seen_midway:  # every node batch of the new graph committed
             seen_midway.append(staged_store.export_graph(project.pk))
@@ -298,9 +299,9 @@ def test_readers_see_the_old_graph_until_a_swap_that_writes_only_the_head(
 
     assert seen_midway == [before]
     assert staged_store.export_graph(project.pk) == new
-    swap = {tx for tx, name in sent if name == "SET_GRAPH_GENERATION"}
+    swap = [tx for tx, name in sent if name == "SET_GRAPH_GENERATION"]
     assert len(swap) == 1
-    assert [name for tx, name in sent if tx in swap] == ["SET_GRAPH_GENERATION"]
+    assert [name for tx, name in sent if tx is swap[0]] == ["SET_GRAPH_GENERATION"]
     assert _only_the_head_generation(staged_store, project.pk)
 
 

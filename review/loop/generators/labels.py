@@ -62,6 +62,7 @@ NAME_UNREACHED = "taxonomy.unreached_label"
 NAME_PROMOTE = "taxonomy.promote"
 VERSION = "1"
 INFORMATIONAL_TYPES = frozenset({"Info", "InfoStable", "FAQ"})
+LABEL_ADD_CHECKS = ("sibling_unique", "parent_child", "cluster_compat", "no_new_incompatibility", "policy")
 
 
 def _groups(x: np.ndarray, threshold: float, min_size: int) -> list[np.ndarray]:
@@ -244,13 +245,7 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
                     "recurring_labels": recurring,
                     "parent": parent,
                     "examples": examples,
-                    "checks": [
-                        "sibling_unique",
-                        "parent_child",
-                        "cluster_compat",
-                        "no_new_incompatibility",
-                        "policy",
-                    ],
+                    "checks": list(LABEL_ADD_CHECKS),
                     "log_ids": context.log_refs(member_rows),
                 },
                 generator={"name": NAME_ADD, "version": VERSION, "params": params.as_json()},
@@ -448,13 +443,7 @@ def _unreached_candidate(context, orphan, rows, x, labels) -> Candidate | None: 
             "recurring_labels": recurring,
             "parent": parent,
             "examples": examples,
-            "checks": [
-                "sibling_unique",
-                "parent_child",
-                "cluster_compat",
-                "no_new_incompatibility",
-                "policy",
-            ],
+            "checks": list(LABEL_ADD_CHECKS),
             "log_ids": context.log_refs(member_rows),
         },
         generator={"name": NAME_UNREACHED, "version": VERSION, "params": params.as_json()},

@@ -127,7 +127,6 @@ def fgw_distance(
     """FGW distance between the pair's neighbourhood and its fused version.
 
     Returns (distance, neighbourhood size, structure weight applied = ``alpha`` × edge density).
-
     """
     import networkx as nx
     import ot

@@ -234,7 +234,6 @@ class Harness:
     """The world imported as a project, its client app, its reviewer, and the oracle's reads."""
 
     def __init__(self, world: World, *, seed: int) -> None:
-
         app.conf.task_always_eager = True  # "apply approved" jobs run here, as a worker would run them
         slug, n = world.slug, 1
         while Project.objects.filter(slug=slug).exists():
@@ -263,7 +262,6 @@ class Harness:
         return self.project.slug
 
     def snapshot(self) -> Any:
-
         return pin_snapshot(self.project.pk, force_check=True)
 
     @staticmethod
@@ -314,7 +312,6 @@ class Harness:
         followup_share: float,
         pair_share: float,
     ) -> NightReport:
-
         report = NightReport(night=night)
         snapshot = self.snapshot()
         served = 0
@@ -445,7 +442,6 @@ class Harness:
     def review(
         self, queue: list[dict[str, Any]], truth: dict[int, str | None], policy: str
     ) -> dict[str, Any]:
-
         approved, rejected = [], []
         for item in queue:
             pk = int(item["id"])
@@ -590,7 +586,6 @@ def run(
     counterfactual: bool = True,
     say: Callable[[str], None] | None = None,
 ) -> Report:
-
     say = say or (lambda message: None)
     started = time.perf_counter()
     harness = Harness(world, seed=world.seed)
@@ -684,7 +679,6 @@ def run(
 
 
 def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None:
-
     proposals = list(Proposal.objects.filter(project=harness.project).order_by("pk"))
     judge.learn_labels(proposals)
     truth = {p.pk: judge(p) for p in proposals}

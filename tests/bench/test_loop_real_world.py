@@ -140,7 +140,6 @@ def test_the_judge_matches_kind_and_target() -> None:
 
 @pytest.mark.django_db
 def test_the_world_pack_imports_through_the_platform() -> None:
-
     world = _world(seed=5)
     result = pack_import(PackDocument(data=world.pack, source="test"), project_slug="loop-real-test")
 

@@ -65,7 +65,6 @@ def aged(project: Any, other_project: Any) -> dict[str, list[int]]:
 def test_the_purge_deletes_what_is_older_than_the_window_in_every_project_and_is_idempotent(
     aged, monkeypatch
 ):
-
     monkeypatch.setattr(retention, "BATCH", 2)  # several batches
 
     first = retention.logs_purge(now=NOW, days=90)
@@ -81,7 +80,6 @@ def test_the_purge_deletes_what_is_older_than_the_window_in_every_project_and_is
 
 @pytest.mark.django_db
 def test_the_default_window_is_the_setting_and_zero_keeps_everything(aged, settings):
-
     settings.LOG_RETENTION_DAYS = 0
     assert logs_purge(now=NOW) == {"inference_logs": 0, "feedback": 0, "action_executions": 0}
     assert InferenceLog.objects.count() == 8
@@ -94,7 +92,6 @@ def test_the_default_window_is_the_setting_and_zero_keeps_everything(aged, setti
 
 @pytest.mark.django_db
 def test_a_window_shorter_than_the_offline_loop_reads_is_refused(aged):
-
     with pytest.raises(RuleViolation, match="retention.window"):
         logs_purge(now=NOW, days=6)
     with pytest.raises(RuleViolation):
@@ -104,7 +101,6 @@ def test_a_window_shorter_than_the_offline_loop_reads_is_refused(aged):
 
 @pytest.mark.django_db
 def test_the_task_purges_with_the_configured_window(aged, settings):
-
     settings.LOG_RETENTION_DAYS = 90
     assert logs_purge_task() == {"inference_logs": 6, "feedback": 6, "action_executions": 6}
     assert logs_purge_task()["inference_logs"] == 0
@@ -142,7 +138,6 @@ def test_purge_logs_command_dry_run_counts_and_deletes_nothing_then_purges(aged)
     ("value", "ok"), [("0", True), ("7", True), ("365", True), ("3", False), ("-1", False)]
 )
 def test_the_setting_refuses_a_window_shorter_than_the_loops(tmp_path, value, ok):
-
     code, out = probe(tmp_path, ARG_LOG_RETENTION_DAYS=value)
 
     if ok:

@@ -34,7 +34,6 @@ PROMPTS = [
 
 @pytest.mark.django_db
 def test_prompts_that_held_pii_support_a_child_label_but_are_never_its_examples(small_release: Any) -> None:
-
     project, release = small_release
     collection = collection_of([{"path": ["N-invoice-download"], "outcome": 0, "prompt": p} for p in PROMPTS])
     collection.flags = [frozenset({"NEW_INTENT_CANDIDATE"}) for _ in PROMPTS]

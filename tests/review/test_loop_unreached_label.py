@@ -86,7 +86,10 @@ def _context(project: Any, release: Any) -> GeneratorContext:
 
 
 @pytest.mark.django_db
-def test_unreached_content_gets_a_shadow_label_from_the_requests_it_answers(tmp_path: Path) -> None:
+def test_unreached_content_gets_a_shadow_label_from_the_requests_it_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(labels, "REACHABLE_BLOCK", 2)  # the reachable nodes compared block by block
     project, release = _release(tmp_path, edge_to_it=False)
 
     (candidate,) = labels.generate_unreached_labels(_context(project, release))

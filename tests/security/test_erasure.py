@@ -39,14 +39,12 @@ ORG_FOUNDED_BY_U2 = "Invoices of this company are paid by bank transfer within t
 
 @pytest.fixture(autouse=True)
 def _clean_recall_cache() -> Any:
-
     recall_cache_clear()
     yield
     recall_cache_clear()
 
 
 def _org_fact(project: Any, text: str, user_id: str, label: str) -> Any:
-
     return memory_write(
         project=project, text=text, scope="ORG", org_id="acme", user_id=user_id, label_ids=[label]
     )
@@ -218,7 +216,6 @@ def test_the_memory_read_after_an_erasure_finds_nothing_of_the_user(world, api_a
 
 
 def test_only_a_project_admin_person_may_erase(world, api_as, make_user):
-
     path = f"/api/v1/projects/{world['project'].slug}/erasures/"
     personal = APIClient()
     personal.credentials(HTTP_AUTHORIZATION=f"Bearer {world['admin_key']}")

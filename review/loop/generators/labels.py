@@ -62,6 +62,7 @@ NAME_UNREACHED = "taxonomy.unreached_label"
 NAME_PROMOTE = "taxonomy.promote"
 VERSION = "1"
 INFORMATIONAL_TYPES = frozenset({"Info", "InfoStable", "FAQ"})
+REACHABLE_BLOCK = 4096  # nodes compared with the night's prompts at a time
 LABEL_ADD_CHECKS = ("sibling_unique", "parent_child", "cluster_compat", "no_new_incompatibility", "policy")
 
 
@@ -346,10 +347,12 @@ def generate_unreached_labels(context: GeneratorContext) -> list[Candidate]:
         for i, node_id in enumerate(snapshot.node_ids)
         if node_id not in unreached and base.nodes[node_id].status == "ACTIVE"
     ]
-    # the closest content the graph can reach (-1 when none): the unreached node must beat it
-    best_reachable = (
-        (x @ snapshot.embeddings[reachable].T).max(axis=1) if reachable else np.full(rows.shape[0], -1.0)
-    )
+    # the closest content the graph can reach (-1 when none): the unreached node must beat it;
+    # by blocks of nodes, so a large graph never makes a (prompts × nodes) matrix
+    best_reachable = np.full(rows.shape[0], -1.0)
+    for start in range(0, len(reachable), REACHABLE_BLOCK):
+        block = snapshot.embeddings[reachable[start : start + REACHABLE_BLOCK]]
+        best_reachable = np.maximum(best_reachable, (x @ block.T).max(axis=1))
     best = to_orphans.argmax(axis=1)
     best_cos = to_orphans.max(axis=1)
     closer = (best_cos >= params.attach_cosine) & (best_cos > best_reachable)

@@ -760,6 +760,7 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
                     "centroid_cosine",
                     "intent_separation",
                     "children_content_cosine",
+                    "satisfaction",
                     "content_cosine",
                     "usage_cosine",
                     "competitions",
@@ -772,6 +773,11 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
                 )
             },
             "reason": str((p.replay or {}).get("bin_reason", ""))[:300],
+            "replay": {
+                k: v
+                for k, v in (p.replay or {}).items()
+                if k in ("gains", "estimates", "answer_fit", "modelled_confirmed", "confirmed_gain", "sample")
+            },
         }
         for p in proposals
     ]

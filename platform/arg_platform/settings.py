@@ -299,6 +299,9 @@ OFFLINE_LOOP: dict[str, object] = {
         "label_weight": 0.3,
         "outcome_weight": 0.15,
         "shared_sentence_margin": 0.03,
+        # a node is split only when its users' helpful share is significantly below the project's:
+        # the one-sided Wilson upper bound at this z must fall under the project's share
+        "satisfaction_z": 1.645,
     },
     "merge": {
         "min_content_cosine": 0.9,
@@ -353,7 +356,17 @@ OFFLINE_LOOP: dict[str, object] = {
         "node_cosine": 0.85,
         "attach_cosine": 0.4,
     },
-    "replay": {"zone_sample": 200, "control_sample": 100, "knn_k": 7, "knn_min": 3, "knn_cosine": 0.6},
+    "replay": {
+        "zone_sample": 200,
+        "control_sample": 100,
+        "knn_k": 7,
+        "knn_min": 3,
+        "knn_cosine": 0.6,
+        # the answer-fit model (review.loop.replay): logged Info requests it learns from, window, floor
+        "fit_model_sample": 1500,
+        "fit_model_k": 300,
+        "fit_model_min": 300,
+    },
     "score": {
         "a_confirmed": 1.0,
         "b_uncertain": 0.3,

@@ -28,6 +28,7 @@ class SplitParams(_Section):
     label_weight: float
     outcome_weight: float
     shared_sentence_margin: float
+    satisfaction_z: float
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ class ReplayParams(_Section):
     knn_k: int
     knn_min: int
     knn_cosine: float
+    fit_model_sample: int
+    fit_model_k: int
+    fit_model_min: int
 
 
 @dataclass(frozen=True)

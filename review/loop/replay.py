@@ -20,6 +20,22 @@ the pipeline answers, not what the user would say. The outcome is therefore *est
    INFO_LOW_CONFIDENCE from C_info — a weak signal, **never confirmed**; an action without history is
    unknown (0).
 
+Rule 2 has a stronger form for an Info request that moves to a **new node made from its logged
+node's content** (a split child): the *answer-fit model*. The **answer fit** of a request on a node is
+the cosine of the prompt with the node's content vector (the release's embedding of title and chunk).
+``AnswerFitModel`` learns, from the night's logged Info requests on existing nodes, the mean outcome
+channels (silence included) as a function of answer fit — the mean over the ``fit_model_k`` logged
+requests of nearest fit. Every request the change moves to such a node, whatever its logged outcome,
+is then estimated as ``m(answer fit on the new node)``: what requests answered that well get elsewhere
+in the project. Its baseline stays its logged outcome, so the change is credited by how the parent's
+observed outcomes compare with that: a node serving two intents, whose users say its mixed answer
+did not help, gains; a node that already served its requests well gains nothing from children that
+fit them a little more closely. Silence stays silence — the model's uncertain channel is the silent
+share at that fit, and the silence penalty applies unchanged — and the part of ΔConfirmed the model
+contributes (its confirmed channel minus the logged one, over the moved requests) is reported as
+``modelled_confirmed`` and left out of ``confirmed_gain``: auto-commit rests on observed outcomes
+only. Without enough logged Info requests (``fit_model_min``) rule 2 applies as stated.
+
 A child label proposed as SHADOW routes nothing by design, so replay evaluates it ACTIVE (what it would
 do once promoted); the changeset itself still creates it SHADOW.
 
@@ -70,6 +86,31 @@ CHANNELS = ("confirmed", "uncertain", "low_confidence", "action_success", "actio
 
 
 @dataclass(frozen=True)
+class AnswerFitModel:
+    """Mean outcome channels of logged Info requests as a function of answer fit (see the module doc).
+
+    ``fits`` is sorted; ``cumulative`` holds the running sums of the outcome vectors in that order, so
+    ``m(fit)`` is the mean over the ``k`` logged requests whose fit is nearest (a window of the order).
+    """
+
+    fits: np.ndarray
+    cumulative: np.ndarray  # (n + 1, channels)
+    k: int
+
+    @classmethod
+    def fit(cls, fits: np.ndarray, outcomes: np.ndarray, k: int) -> AnswerFitModel:
+        order = np.argsort(fits, kind="stable")
+        cumulative = np.vstack([np.zeros((1, outcomes.shape[1])), np.cumsum(outcomes[order], axis=0)])
+        return cls(fits=fits[order], cumulative=cumulative, k=max(1, min(k, fits.shape[0])))
+
+    def __call__(self, fit: float) -> np.ndarray:
+        n = self.fits.shape[0]
+        centre = int(np.searchsorted(self.fits, fit))
+        lo = min(max(0, centre - self.k // 2), n - self.k)
+        return (self.cumulative[lo + self.k] - self.cumulative[lo]) / self.k
+
+
+@dataclass(frozen=True)
 class Replayed:
     """What the real pipeline did with one logged request on one release."""
 
@@ -85,6 +126,7 @@ class Replayed:
     abstained: bool = (
         False  # the landing step abstained (answered by ``inference.steps.fallback`` or out of scope)
     )
+    answer_fit: float | None = None  # cos(prompt, target's content vector) on the replayed release
 
     @property
     def unrouted(self) -> bool:
@@ -116,6 +158,8 @@ class ReplayReport:
     seconds: float
     estimates: dict[str, int] = field(default_factory=dict)
     rerouted: list[dict[str, Any]] = field(default_factory=list)
+    modelled_confirmed: float = 0.0
+    answer_fit: dict[str, Any] = field(default_factory=dict)  # mean fit of the modelled requests
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -128,6 +172,8 @@ class ReplayReport:
             "score": round(self.score, 6),
             "silence_dominated": self.silence_dominated,
             "confirmed_gain": round(self.confirmed_gain, 6),
+            "modelled_confirmed": round(self.modelled_confirmed, 6),
+            "answer_fit": self.answer_fit,
             "zone_coverage": round(self.zone_coverage, 4),
             "zone_interactions": self.zone_interactions,
             "changed_targets": self.changed_targets,
@@ -165,6 +211,9 @@ class Replayer:
         self._baseline: dict[int, Replayed] = {}
         self._control: np.ndarray | None = None
         self._knn_rows: dict[str, np.ndarray] = {}
+        self._fit_model: AnswerFitModel | None = None
+        self._fit_model_built = False
+        self._logged_fits: dict[int, float | None] = {}
 
     # --- running the pipeline -------------------------------------------------------------------
 
@@ -173,9 +222,9 @@ class Replayer:
 
         collection = self.collection
         # one batch with the release's encoder: the pipeline then finds every prompt in its cache
-        encoder_for_documents(snapshot.documents).embed([collection.prompts[r] for r in rows])
+        vectors = encoder_for_documents(snapshot.documents).embed([collection.prompts[r] for r in rows])
         out: dict[int, Replayed] = {}
-        for r in rows:
+        for r, vector in zip(rows, vectors, strict=True):
             # one short rolled-back transaction per request: dry-run records vanish, and the write lock
             # (SQLite) is never held for a whole batch while the web process logs requests
             with transaction.atomic():
@@ -193,9 +242,10 @@ class Replayer:
                 )
                 outcome = result.outcome
                 route, landing = result.route, result.landing
+                target = (route.target if route else None) or (landing.node_start if landing else None)
                 out[r] = Replayed(
                     row=r,
-                    target=(route.target if route else None) or (landing.node_start if landing else None),
+                    target=target,
                     landing=tuple(landing.candidates) if landing else (),
                     flags=frozenset(result.flags),
                     path_length=max(0, len(route.path_nodes) - 1) if route else 0,
@@ -204,6 +254,7 @@ class Replayer:
                     action_status=str((outcome.action or {}).get("status", "")) if outcome else "",
                     error=result.error.message[:200] if result.error else "",
                     abstained=bool(landing and landing.abstained),
+                    answer_fit=answer_fit(snapshot, target, vector),
                 )
                 transaction.set_rollback(True)
         return out
@@ -238,10 +289,62 @@ class Replayer:
             self._knn_rows[key] = rows
         return rows
 
+    def fit_model(self) -> AnswerFitModel | None:
+        """The night's answer-fit model (``None`` with fewer than ``fit_model_min`` logged Info requests)."""
+        if not self._fit_model_built:
+            self._fit_model_built = True
+            params = self.params.replay
+            collection = self.collection
+            rows = np.array(
+                [
+                    r
+                    for r in np.flatnonzero(collection.target >= 0).tolist()
+                    if collection.kinds[r] in ("INFO", "MEMORY")
+                ],
+                dtype=np.int64,
+            )
+            rows = self.context.sample(rows, params.fit_model_sample, "replay:fit-model").tolist()
+            self._logged_fits.update(self._logged_fits_of([r for r in rows if r not in self._logged_fits]))
+            known = [(r, self._logged_fits[r]) for r in rows if self._logged_fits[r] is not None]
+            if len(known) >= params.fit_model_min:
+                self._fit_model = AnswerFitModel.fit(
+                    np.array([f for _, f in known]),
+                    np.array(
+                        [_one_hot(UnifiedOutcome(int(collection.outcome[r])), "INFO") for r, _ in known]
+                    ),
+                    params.fit_model_k,
+                )
+        return self._fit_model
+
+    def logged_fit(self, row: int) -> float | None:
+        """The answer fit of a logged request on the node that served it, on the base release."""
+        if row not in self._logged_fits:
+            self._logged_fits.update(self._logged_fits_of([row]))
+        return self._logged_fits[row]
+
+    def _logged_fits_of(self, rows: Sequence[int]) -> dict[int, float | None]:
+        if not rows:
+            return {}
+        snapshot = self.base.snapshot
+        vectors = encoder_for_documents(snapshot.documents).embed([self.collection.prompts[r] for r in rows])
+        return {
+            r: answer_fit(snapshot, self.collection.target_id(r), v)
+            for r, v in zip(rows, vectors, strict=True)
+        }
+
     def estimate(
-        self, row: int, replayed: Replayed, candidate: Candidate | None, counts: dict[str, int]
+        self,
+        row: int,
+        replayed: Replayed,
+        candidate: Candidate | None,
+        counts: dict[str, int],
+        modelled: list[tuple[float, float, float]] | None = None,
     ) -> np.ndarray:
-        """(confirmed, uncertain, low-confidence, action success, action failure) for one replayed request."""
+        """(confirmed, uncertain, low-confidence, action success, action failure) for one replayed request.
+
+        ``modelled`` collects, per request the answer-fit model estimated, its contribution to the
+        confirmed channel and the answer fit before and after.
+        """
         collection = self.collection
         vec = np.zeros(len(CHANNELS))
         logged_target = collection.target_id(row)
@@ -255,10 +358,26 @@ class Replayer:
         if replayed.target == logged_target and kind == collection.kinds[row]:
             counts["logged"] = counts.get("logged", 0) + 1
             return _one_hot(logged, kind)
+        is_new = replayed.target not in self.base.nodes
+        if (
+            is_new
+            and logged_target in origins
+            and kind in ("INFO", "MEMORY")
+            and collection.kinds[row] in ("INFO", "MEMORY")
+            and replayed.answer_fit is not None
+        ):
+            model = self.fit_model()
+            before_fit = self.logged_fit(row) if model is not None else None
+            if model is not None and before_fit is not None:
+                counts["fit_model"] = counts.get("fit_model", 0) + 1
+                estimated = model(replayed.answer_fit)
+                if modelled is not None:
+                    observed = _one_hot(logged, kind)[0]
+                    modelled.append((float(estimated[0] - observed), before_fit, replayed.answer_fit))
+                return estimated
         if logged_target in origins and logged == UnifiedOutcome.CONFIRMED:
             counts["lineage"] = counts.get("lineage", 0) + 1
             return _one_hot(logged, kind)
-        is_new = replayed.target not in self.base.nodes
         if not is_new:
             history = self._history(sorted(origins | {replayed.target}))
             history = history[history != row]
@@ -295,10 +414,15 @@ class Replayer:
         counts: dict[str, int],
     ) -> dict[str, float]:
         if not rows:
-            return {c: 0.0 for c in (*CHANNELS, "fit", "ambiguity", "path_length")}
-        outcomes = np.array([self.estimate(r, results[r], candidate, counts) for r in rows])
+            return {c: 0.0 for c in (*CHANNELS, "fit", "ambiguity", "path_length", "modelled_confirmed")}
+        modelled: list[tuple[float, float, float]] = []
+        outcomes = np.array([self.estimate(r, results[r], candidate, counts, modelled) for r in rows])
         means = outcomes.mean(axis=0)
         out = {name: float(means[i]) for i, name in enumerate(CHANNELS)}
+        out["modelled_confirmed"] = float(sum(m[0] for m in modelled) / len(rows))
+        if modelled:
+            out["modelled_fit_before"] = float(np.mean([m[1] for m in modelled]))
+            out["modelled_fit_after"] = float(np.mean([m[2] for m in modelled]))
         out["fit"] = float(np.mean([results[r].fit for r in rows]))
         out["ambiguity"] = float(np.mean([bool(results[r].flags & ROUTING_FLAGS) for r in rows]))
         out["path_length"] = float(np.mean([results[r].path_length for r in rows]))
@@ -370,6 +494,9 @@ class Replayer:
         self, candidate, zone, rows, before, after, m_before, m_after, g, violations, counts, started
     ) -> ReplayReport:  # type: ignore[no-untyped-def]
         sp = self.params.score
+        m_before.pop("modelled_confirmed", None)  # the baseline is never modelled
+        modelled_confirmed = m_after.pop("modelled_confirmed", 0.0)
+        fits = [m_after.pop(k, None) for k in ("modelled_fit_before", "modelled_fit_after")]
         d = {k: m_after[k] - m_before[k] for k in m_before}
         penalty = sp.kappa_silence * max(0.0, d["uncertain"] - d["confirmed"])
         gain_info = (
@@ -423,13 +550,25 @@ class Replayer:
             violations=violations,
             score=float(score),
             silence_dominated=bool(silence_dominated),
-            confirmed_gain=float(d["confirmed"] + max(0.0, d["action_success"] - d["action_failure"])),
+            confirmed_gain=float(
+                d["confirmed"] - modelled_confirmed + max(0.0, d["action_success"] - d["action_failure"])
+            ),
             zone_coverage=coverage,
             zone_interactions=int(zone_rows.shape[0]),
             changed_targets=int(changed),
             seconds=time.perf_counter() - started,
             estimates=counts,
             rerouted=[self._rerouted(r, before[r], after[r]) for r in changed_rows[:REROUTED_SHOWN]],
+            modelled_confirmed=float(modelled_confirmed),
+            answer_fit=(
+                {
+                    "before": round(fits[0], 4),
+                    "after": round(fits[1], 4),
+                    "requests": counts.get("fit_model", 0),
+                }
+                if fits[0] is not None and fits[1] is not None
+                else {}
+            ),
         )
 
     def _rerouted(self, row: int, before: Replayed, after: Replayed) -> dict[str, Any]:
@@ -451,6 +590,15 @@ def evaluated_ops(ops: tuple[Op, ...]) -> tuple[Op, ...]:
         replace(op, status="ACTIVE") if isinstance(op, LabelAdd) and op.status != "ACTIVE" else op
         for op in ops
     )
+
+
+def answer_fit(snapshot: Any, node_id: str | None, prompt_vector: np.ndarray) -> float | None:
+    """cos(prompt, node's content vector) on ``snapshot`` (``None`` without the node or embeddings)."""
+    embeddings = snapshot.embeddings
+    position = snapshot.position.get(node_id) if node_id is not None else None
+    if embeddings is None or position is None:
+        return None
+    return float(np.dot(embeddings[position], np.asarray(prompt_vector, dtype=np.float32)))
 
 
 def _one_hot(outcome: UnifiedOutcome, kind: str) -> np.ndarray:

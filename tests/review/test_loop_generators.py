@@ -19,7 +19,7 @@ from review.loop.bins import bin_for
 from review.loop.collection import Collection, UnifiedOutcome, compute_metrics
 from review.loop.gauge import aspl, delta_h_norm, entropy, gauge
 from review.loop.generators import edges as edge_generators
-from review.loop.generators.base import GeneratorContext
+from review.loop.generators.base import Candidate, GeneratorContext
 from review.loop.generators.merge import merge_changeset
 from review.loop.params import loop_params
 
@@ -499,3 +499,68 @@ def test_a_split_needs_children_whose_content_is_as_distinct_as_their_requests(
     assert (candidate is not None) is proposed
     if proposed:
         assert candidate.evidence["children_content_cosine"] == pytest.approx(0.0)
+
+
+# --- split: only a node whose users report a problem ------------------------------------------------
+
+
+def test_wilson_upper_bound():
+    from review.loop.generators.split import wilson_upper
+
+    assert wilson_upper(0, 0, 1.28) == 1.0  # no signal: anything is possible
+    assert wilson_upper(9, 10, 1.28) == pytest.approx(0.9695, abs=1e-4)
+    assert wilson_upper(3, 10, 1.28) == pytest.approx(0.5024, abs=1e-4)
+    # more signals at the same share tighten the bound towards it
+    assert wilson_upper(30, 100, 1.28) < wilson_upper(3, 10, 1.28)
+    assert wilson_upper(30, 100, 1.28) > 0.3
+
+
+def test_only_nodes_whose_users_say_the_answer_helps_less_than_the_projects_are_split(monkeypatch):
+    from review.loop.generators import split
+
+    def outcomes(node: str, helpful: int, unhelpful: int, silent: int) -> list[dict[str, Any]]:
+        return (
+            [{"path": [node], "outcome": UnifiedOutcome.CONFIRMED}] * helpful
+            + [{"path": [node], "outcome": UnifiedOutcome.FAILURE}] * unhelpful
+            + [{"path": [node], "outcome": UnifiedOutcome.UNCERTAIN}] * silent
+        )
+
+    rows = (
+        outcomes("MIXED", 4, 10, 30)  # two intents on one node: 29 % helpful
+        + outcomes("GOOD", 13, 1, 30)  # one intent with sub-groups: 93 % helpful
+        + outcomes("SILENT", 0, 0, 44)  # nobody said anything
+        + outcomes("OTHER", 90, 10, 0)
+    )
+    graph = GraphData(nodes=tuple(_node(n) for n in ("MIXED", "GOOD", "SILENT", "OTHER")), edges=())
+    tried: list[str] = []
+
+    def clustered(context, node, *args):  # type: ignore[no-untyped-def]
+        tried.append(node.node_id)
+        return Candidate(kind="SPLIT", title=node.node_id, summary="", ops=(), evidence={}, generator={})
+
+    monkeypatch.setattr(split, "_split_node", clustered)
+    [candidate] = split.generate(_context(rows, graph))
+
+    # the project: 107 helpful of 128 signals (84 %); GOOD and OTHER are served as well, SILENT has no signal
+    assert tried == ["MIXED"]
+    assert candidate.evidence["satisfaction"] == {
+        "helpful": pytest.approx(4 / 14, abs=1e-4),
+        "signals": 14,
+        "upper_bound": pytest.approx(split.wilson_upper(4, 14, loop_params().split.satisfaction_z), abs=1e-4),
+        "project_helpful": pytest.approx(107 / 128, abs=1e-4),
+    }
+
+
+def test_a_child_label_is_named_with_the_words_its_requests_share_in_the_order_they_use_them():
+    from review.loop.generators.base import request_phrase
+
+    group = [
+        "hey can I export invoices in bulk for accounting?",
+        "can I export invoices in bulk for accounting thanks",
+        "export all invoices in bulk for our accountant",
+        "quick question: bulk export of invoices for accounting",
+    ]
+    assert request_phrase(group, group[1]) == ["export", "invoice", "bulk", "accounting"]
+    # a word most of the group does not use ("question", "accountant") never names it
+    assert request_phrase(group, group[3]) == ["bulk", "export", "invoice", "accounting"]
+    assert request_phrase(group, group[2], top=2) == ["export", "invoice"]

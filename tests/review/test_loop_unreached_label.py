@@ -120,3 +120,18 @@ def test_too_few_requests_for_unreached_content_propose_nothing(tmp_path: Path) 
     )
 
     assert labels.generate_unreached_labels(context) == []
+
+
+@pytest.mark.django_db
+def test_the_examples_are_the_requests_closest_to_the_content(tmp_path: Path) -> None:
+    from arg_platform.embedder import get_embedder
+
+    project, release = _release(tmp_path, edge_to_it=False)
+    context = _context(project, release)
+    snapshot = context.base.snapshot
+    content = snapshot.embeddings[list(snapshot.node_ids).index("N-refund-policy")]
+    nearest = REFUND_PROMPTS[int(np.argmax(get_embedder().embed(REFUND_PROMPTS) @ content))]
+
+    (candidate,) = labels.generate_unreached_labels(context)
+
+    assert candidate.ops[0].examples[0] == nearest  # what the label will route to comes first

@@ -192,6 +192,8 @@ def test_the_proposal_page_shows_what_changes_why_and_the_risks(client, demo, ma
     replay = replay_metrics(confirmed=0.08, uncertain=0.02, lowconf=0.03)
     replay["plan"] = {"zone_log_ids": [log.pk], "zone_size": 64, "lineage": {}, "guard": {}}
     replay["bin_reason"] = "score 0.41 in the MID band"
+    replay["answer_fit"] = {"before": 0.412, "after": 0.587, "requests": 31}
+    replay["modelled_confirmed"] = 0.05
     proposal = make_proposal(
         demo,
         kind="SPLIT",
@@ -245,6 +247,10 @@ def test_the_proposal_page_shows_what_changes_why_and_the_risks(client, demo, ma
     assert "our finance team needs all 2023 invoices in one go" in html
     assert 'id="evidence-groups"' in html and "all 2023 invoices" in html
     assert "score 0.41 in the MID band" in html
+    # the children's outcomes are estimated from answer fit, and the page says so
+    fit = html[html.index('id="answer-fit"') :]
+    assert fit.startswith('id="answer-fit">31 replayed requests move to new nodes')
+    assert "0.412" in fit and "0.587" in fit and "+0.050" in fit and "not counted as confirmed" in fit
     # risks: the checks pass, the Action nodes reachable through new paths are listed
     assert "The validators and the integrity test" in html
     assert 'id="risk-actions"' in html

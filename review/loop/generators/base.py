@@ -30,7 +30,9 @@ can could did do does doing don down during each few for from further get got ha
 here hers him his how i if in into is it its just me more most my no nor not now of off on once only or
 other our out over own please same she should so some such than that the their them then there these
 they this those through to too under until up very was we were what when where which while who why will
-with would you your yours need want help hi hello thanks thank can't cannot i'm im it's dont doesnt isnt"""
+with would you your yours need want help hi hello thanks thank can't cannot i'm im it's dont doesnt isnt
+hey yo ok okay pls plz thx every anyone someone something anything really actually still even like know
+tell let lets ask guys"""
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 MAX_LOG_REFS = 30
 
@@ -116,6 +118,18 @@ def distinctive_words(
     ]
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [w for s, w in scored[:top] if s > 0]
+
+
+def request_phrase(texts: Sequence[str], medoid: str, *, min_share: float = 0.5, top: int = 4) -> list[str]:
+    """The words of ``medoid`` (in its order, stopwords out) that at least ``min_share`` of ``texts`` use:
+    a name that reads like the requests ("export invoice bulk accounting"), not a bag of rare words."""
+    share = Counter(w for t in texts for w in set(words(t)))
+    n = max(1, len(texts))
+    out: list[str] = []
+    for word in words(medoid):
+        if word not in out and share[word] / n >= min_share:
+            out.append(word)
+    return out[:top]
 
 
 def sentences(text: str) -> list[str]:

@@ -12,8 +12,11 @@ becomes a *child label* proposal:
 * **parent** — the deepest common ancestor of the labels that recur (≥ half the group) in the group's
   weaver top-3; it must be ACTIVE; the child lives in the parent's cluster (always under an existing
   parent, within an existing cluster);
-* **name, synonyms, description, examples** — the group's distinctive words (absent from the parent's
-  own text), and up to ``max_examples`` prompts closest to the group centroid. Logged prompts arrive
+* **name, synonyms, description, examples** — up to ``max_examples`` prompts closest to the group
+  centroid; the name is the words of the closest one that at least half the group uses, in its order
+  (``request_phrase``: "Export invoice bulk accounting"), or, with fewer than two such words, the
+  group's distinctive words (absent from the parent's own text), which are also its synonyms and
+  description. Logged prompts arrive
   with their PII replaced by the Memory Guard's placeholders: a placeholder counts as no word, and a
   prompt that held PII supports a group but is never copied into its examples;
 * **automatic checks** — uniqueness vs siblings (name; cosine of the new label's index text, and of the
@@ -35,8 +38,9 @@ of every node the graph can reach, whatever served them. When they pass the supp
 gates above, the node gets a label: named after the node's title (its distinctive words when a sibling
 already has that name), under the deepest common ancestor of their recurring weaver labels when one
 lives in the node's cluster (otherwise at the top of the node's cluster), with the prompts closest to
-their centroid as examples (never one that held PII), the same uniqueness, taxonomy and policy checks,
-created SHADOW and attached to the node.
+the node's content as examples (never one that held PII) — the content is what the label will route
+to, while the requests' own centroid leans towards the neighbours some of them come from — the same
+uniqueness, taxonomy and policy checks, created SHADOW and attached to the node.
 
 **LABEL_PROMOTE.** A SHADOW label that the weaver would have chosen (its label-index cosine beat every
 ACTIVE label) for at least ``min_shadow_support`` interactions from ``min_sources`` sources is proposed
@@ -54,7 +58,14 @@ from inference.runtime import taxonomy_view_from_documents
 from memory.pii import PLACEHOLDER_RE
 from review.changeset import LabelAdd, LabelStatusSet, NodeAttach, Op
 from review.loop.collection import TAXONOMY_TRIGGER_FLAGS, UnifiedOutcome
-from review.loop.generators.base import Candidate, GeneratorContext, distinctive_words, unit, words
+from review.loop.generators.base import (
+    Candidate,
+    GeneratorContext,
+    distinctive_words,
+    request_phrase,
+    unit,
+    words,
+)
 from taxonomy.validator import LabelRecord, validate_taxonomy
 
 NAME_ADD = "taxonomy.child_label"
@@ -185,10 +196,11 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
         keys = distinctive_words(texts, others, top=3, exclude=set(words(parent_text)))
         if not keys:
             continue
-        name = " ".join(keys).capitalize()[:80]
         closest = np.argsort(-(x[members] @ centroid), kind="stable")
         examples = list(dict.fromkeys(texts[i] for i in closest if uniques[members[i]] not in with_pii))
         examples = examples[: params.max_examples]
+        phrase = request_phrase(texts, examples[0]) if examples else []
+        name = " ".join(phrase if len(phrase) >= 2 else keys).capitalize()[:80]
         description = f"{name} — requests about {', '.join(keys)} ({parent_doc['name']})."
         candidate_text = " | ".join([parent_doc["name"], name, description, ", ".join(keys)])
         siblings = [
@@ -360,13 +372,14 @@ def generate_unreached_labels(context: GeneratorContext) -> list[Candidate]:
     out: list[Candidate] = []
     for k, orphan in enumerate(orphans):
         members = np.flatnonzero(closer & (best == k))
-        candidate = _unreached_candidate(context, orphan, rows[members], x[members], labels)
+        content = snapshot.embeddings[position[orphan]]
+        candidate = _unreached_candidate(context, orphan, rows[members], x[members], content, labels)
         if candidate is not None:
             out.append(candidate)
     return out
 
 
-def _unreached_candidate(context, orphan, rows, x, labels) -> Candidate | None:  # type: ignore[no-untyped-def]
+def _unreached_candidate(context, orphan, rows, x, content, labels) -> Candidate | None:  # type: ignore[no-untyped-def]
     params = context.params.labels
     base, collection = context.base, context.collection
     node = base.nodes[orphan]
@@ -406,7 +419,7 @@ def _unreached_candidate(context, orphan, rows, x, labels) -> Candidate | None: 
         return None
     if not _taxonomy_ok(base.documents, parent, name, cluster):
         return None
-    closest = np.argsort(-(x @ centroid), kind="stable")
+    closest = np.argsort(-(x @ np.asarray(content, dtype=x.dtype)), kind="stable")
     # a prompt that held PII supports the group but is never an example
     examples = list(dict.fromkeys(texts[i] for i in closest if cleaned[i] == texts[i]))[: params.max_examples]
     description = f"{name} — requests the content of {orphan} answers" + (

@@ -2,15 +2,24 @@
 
 For each ACTIVE informational node with enough landings, the interactions landing on it are clustered
 by **prompt embedding**, **label activation pattern** (the weaver's top label) and **domain outcome**
-(k-means, k = 2…``max_children``, seeded). A split is proposed only when the prompt groups are
-genuinely apart — silhouette (cosine, prompt part only) ≥ ``min_silhouette``, each group ≥
-``min_share`` of the traffic, group centroids' cosine ≤ the project's **intent separation** (below) and ≤
-``max_centroid_cosine`` — and the node's own chunk supports distinct children: its sentences are
-assigned to the group whose prompt centroid they are closest to, every child must get at least one
-sentence (otherwise the content cannot be divided and no split is proposed), and the children's
-contents (the centroids of their sentences' embeddings) must be as far apart as their requests must
-be — a cosine within the same limit. One intent's answer divided by its sub-groups leaves children
-that say the same thing; two intents' answer divides into two subjects.
+(k-means, k = 2…``max_children``, seeded). A split is proposed only when the node's users report a
+problem (below), the prompt groups are genuinely apart — silhouette (cosine, prompt part only) ≥
+``min_silhouette``, each group ≥ ``min_share`` of the traffic, group centroids' cosine ≤ the project's
+**intent separation** (below) and ≤ ``max_centroid_cosine`` — and the node's own chunk supports
+distinct children: its sentences are assigned to the group whose prompt centroid they are closest to,
+every child must get at least one sentence (otherwise the content cannot be divided and no split is
+proposed), and the children's contents (the centroids of their sentences' embeddings) must be as far
+apart as their requests must be — a cosine within the same limit. One intent's answer divided by its
+sub-groups leaves children that say the same thing; two intents' answer divides into two subjects.
+
+**A problem users report** — a node is a split candidate only when its users' explicit signals say its
+answer serves them worse than the project's answers serve theirs: the share of helpful signals among
+its Info requests' explicit ones (confirmed / (confirmed + failures)), with its one-sided Wilson upper
+bound at ``satisfaction_z``, must fall below the project's helpful share. Two intents on one node give
+each a mixed answer; one intent with sub-groups is answered well, however clearly its prompts cluster.
+Without signals the bound is 1: a node nobody complains about is not split (silence proves nothing,
+in either direction — a curator can still split it by hand). The test is significance, not a count:
+more traffic tightens the bound around the node's true share, so a well-served node never passes.
 
 **Intent separation** — real intents have sub-groups (dishes, banks, card types) whose prompts cluster
 as clearly as two intents do, and with more traffic every busy node shows them; silhouette alone cannot
@@ -36,7 +45,9 @@ parent → (children) for MemoryRead.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 
@@ -55,7 +66,7 @@ from review.loop.generators.base import (
 )
 
 NAME = "split"
-VERSION = "2"
+VERSION = "3"
 SPLITTABLE_TYPES = frozenset({"Info", "InfoStable", "FAQ"})
 MIN_SEPARATION_EXAMPLES = 3
 MIN_SEPARATION_LABELS = 10
@@ -76,6 +87,23 @@ def intent_separation(label_docs: dict[str, dict]) -> float | None:
     cosines = centroids @ centroids.T
     np.fill_diagonal(cosines, -np.inf)
     return float(np.median(cosines.max(axis=1)))
+
+
+def helpful_share(confirmed: int, failures: int) -> float | None:
+    """Share of helpful explicit signals (``None`` without any)."""
+    n = confirmed + failures
+    return confirmed / n if n else None
+
+
+def wilson_upper(successes: int, n: int, z: float) -> float:
+    """One-sided Wilson score upper bound of a binomial proportion (1.0 with no observations)."""
+    if n <= 0:
+        return 1.0
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = p + z * z / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return min(1.0, (centre + margin) / denominator)
 
 
 def split_changeset(
@@ -137,12 +165,26 @@ def generate(context: GeneratorContext) -> list[Candidate]:
     out: list[Candidate] = []
     separation: float | None = None
     separation_known = False
+    project_helpful = helpful_share(
+        sum(m.confirmed for m in collection.node_metrics.values()),
+        sum(m.failures for m in collection.node_metrics.values()),
+    )
     for node_id, metrics in sorted(collection.node_metrics.items()):
         node = nodes.get(node_id)
         if node is None or node.status != "ACTIVE" or node.type not in SPLITTABLE_TYPES:
             continue
         if metrics.landings < params.min_landings:
             continue
+        signals = metrics.confirmed + metrics.failures
+        upper = wilson_upper(metrics.confirmed, signals, params.satisfaction_z)
+        if project_helpful is None or upper >= project_helpful:
+            continue  # no problem users report here (or no signal at all)
+        satisfaction = {
+            "helpful": round(metrics.confirmed / signals, 4),
+            "signals": signals,
+            "upper_bound": round(upper, 4),
+            "project_helpful": round(project_helpful, 4),
+        }
         rows = context.sample(
             collection.rows_at(node_id, by="landing"), params.max_prompts, f"split:{node_id}"
         )
@@ -153,7 +195,7 @@ def generate(context: GeneratorContext) -> list[Candidate]:
         )
         candidate = _split_node(context, node, rows, label_docs, edges_in, edges_out, limit, separation)
         if candidate is not None:
-            out.append(candidate)
+            out.append(replace(candidate, evidence={**candidate.evidence, "satisfaction": satisfaction}))
     return out
 
 

@@ -501,6 +501,25 @@ def test_a_split_needs_children_whose_content_is_as_distinct_as_their_requests(
         assert candidate.evidence["children_content_cosine"] == pytest.approx(0.0)
 
 
+def test_a_split_group_is_judged_by_the_taxonomy_region_its_weaver_labels_fall_in():
+    from review.loop.generators.split import group_region_label
+
+    docs = {
+        "A": {"id": "A", "status": "ACTIVE", "cluster": "travel"},
+        "B": {"id": "B", "status": "ACTIVE", "cluster": "travel"},
+        "FEES": {"id": "FEES", "status": "ACTIVE", "cluster": "cards"},
+        "OLD": {"id": "OLD", "status": "DEPRECATED", "cluster": "travel"},
+    }
+    node = NodeData("N", "Info", "N", "N.", labels=("A",), clusters=("travel",))
+    # one label of another cluster is the most frequent, but the node's cluster holds most of the group
+    assert group_region_label(["FEES"] * 14 + ["A"] * 11 + ["B"] * 10, node, docs) == "A"
+    # most of the group's labels are in another cluster: not this node's traffic
+    assert group_region_label(["FEES"] * 20 + ["A"] * 5 + ["B"] * 4, node, docs) is None
+    # only ACTIVE labels vote; a group with none has no region
+    assert group_region_label(["OLD"] * 30 + ["FEES"] * 2, node, docs) is None
+    assert group_region_label(["", "OLD"], node, docs) is None
+
+
 # --- split: only a node whose users report a problem ------------------------------------------------
 
 

@@ -33,9 +33,11 @@ with fewer than ``MIN_SEPARATION_LABELS`` such labels has no scale and only ``ma
 applies: in a handful of labels spread over unrelated topics, a label's nearest neighbour is another
 topic, and the median would measure how far topics are apart, not neighbouring intents.
 
-Context Weaver check: each group's dominant label must be an ACTIVE label in the node's clusters
-(a plausible taxonomy region); a child is attached to the parent's labels and clusters, plus its
-group's dominant label when that label is more specific than, or equal to, one of the parent's.
+Context Weaver check: each group must map to a plausible taxonomy region — the cluster its requests'
+weaver top labels (ACTIVE ones) fall in most often must be one of the node's clusters
+(``group_region_label``). A child is attached to the parent's labels and clusters, plus its group's
+most frequent label in that region when that label is more specific than, or equal to, one of the
+parent's.
 
 Changeset (children first, §3.5.1): ``NodeAdd`` per child (type, risk, Action fields inherited), the
 parent's in-edges duplicated onto every child, each out-edge given to the children whose interactions
@@ -254,13 +256,10 @@ def _candidate(
     pair_cos = max(float(centroids[i] @ centroids[j]) for i in range(k) for j in range(i + 1, k))
     if pair_cos > limit:
         return None
-    # Context Weaver plausibility: every group maps to an ACTIVE label of the node's clusters
     dominant: list[str] = []
     for j in range(k):
-        counts = Counter(t for t, a in zip(tops, assign, strict=True) if a == j and t)
-        label = counts.most_common(1)[0][0] if counts else ""
-        doc = label_docs.get(label)
-        if doc is None or doc["status"] != "ACTIVE" or doc["cluster"] not in node.clusters:
+        label = group_region_label([t for t, a in zip(tops, assign, strict=True) if a == j], node, label_docs)
+        if label is None:
             return None
         dominant.append(label)
     # the node's content must divide: each sentence goes to the closest group
@@ -364,6 +363,27 @@ def _candidate(
         lineage={c.node_id: (node.node_id,) for c in children},
         subgroups={children[j].node_id: tuple(int(r) for r in group_rows[j]) for j in range(k)},
     )
+
+
+def group_region_label(tops: list[str], node: NodeData, label_docs: dict) -> str | None:
+    """The Context Weaver check for one request group: its taxonomy region, and its label there.
+
+    Each request votes for the cluster of the weaver's top label (ACTIVE labels only). The group's
+    region is the cluster with the most votes; it must be one of the node's clusters, otherwise the
+    group is not plausibly the node's traffic and ``None`` is returned. The weaver's single top label
+    is often a near miss from a neighbouring cluster, so the region is judged by the cluster's votes,
+    not by one label. The group's label is its most frequent top label in that region.
+    """
+    active = [t for t in tops if t and (doc := label_docs.get(t)) is not None and doc["status"] == "ACTIVE"]
+    if not active:
+        return None
+    by_cluster = Counter(label_docs[t]["cluster"] for t in active)
+    best = max(by_cluster.values())
+    regions = sorted(c for c, n in by_cluster.items() if n == best)
+    region = next((c for c in regions if c in node.clusters), None)
+    if region is None:
+        return None
+    return Counter(t for t in active if label_docs[t]["cluster"] == region).most_common(1)[0][0]
 
 
 def _within(label: str, anchors: tuple[str, ...], label_docs: dict) -> bool:

@@ -40,6 +40,42 @@ def score(gold: Sequence[str], predicted: Sequence[str]) -> Scores:
     return Scores(in_acc * 100, recall * 100, precision * 100)
 
 
+@dataclass(frozen=True)
+class Detection:
+    """How well a method's confidence separates in-scope from out-of-scope requests, at any threshold.
+
+    * ``auroc`` — the probability that a random in-scope request gets a higher confidence than a random
+      out-of-scope one (ties count one half), in percent: 50 is chance, 100 perfect separation;
+    * ``fpr_at_95`` — the share of out-of-scope requests accepted at the highest threshold that keeps
+      95 % of the in-scope requests (a request is accepted when its confidence is ≥ the threshold), in
+      percent: lower is better.
+
+    An out-of-scope verdict the method gives outright (its own ``oos`` class) counts as the lowest
+    confidence. Both figures are ``None`` when the split has no in-scope or no out-of-scope request.
+    """
+
+    auroc: float | None
+    fpr_at_95: float | None
+
+
+def detection(confidence: np.ndarray, best: Sequence[str], gold: Sequence[str]) -> Detection:
+    """The threshold-free OOS figures of one method on one split (see ``Detection``)."""
+    conf = np.where(np.array(best) == OOS, -np.inf, np.asarray(confidence, dtype=np.float64))
+    gold_a = np.array(gold)
+    pos, neg = conf[gold_a != OOS], conf[gold_a == OOS]
+    if pos.size == 0 or neg.size == 0:
+        return Detection(None, None)
+    # Mann-Whitney: P(in-scope > out-of-scope) + ½ P(tie)
+    order = np.sort(neg)
+    below = np.searchsorted(order, pos, side="left")
+    ties = np.searchsorted(order, pos, side="right") - below
+    auroc = float((below + 0.5 * ties).sum() / (pos.size * neg.size))
+    kept = int(np.ceil(0.95 * pos.size))  # in-scope requests the threshold must keep
+    threshold = np.sort(pos)[::-1][kept - 1]
+    fpr = float(np.mean(neg >= threshold))
+    return Detection(auroc * 100, fpr * 100)
+
+
 VAL_OOS_RECALL = 0.76  # the threshold rule's recall floor on VAL (docs/research/label-classifier.md)
 
 

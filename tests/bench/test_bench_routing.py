@@ -67,11 +67,33 @@ def test_bench_routing_prints_table_and_summary(tmp_path):
     summary = text.strip().splitlines()[-1]
     match = re.fullmatch(
         r"SUMMARY in_scope_acc=([\d.]+) oos_recall=([\d.]+) oos_precision=([\d.]+) "
-        r"p50_ms=([\d.]+) p95_ms=([\d.]+) logreg_in_scope_acc=([\d.]+) logreg_oos_recall=([\d.]+)",
+        r"p50_ms=([\d.]+) p95_ms=([\d.]+) logreg_in_scope_acc=([\d.]+) logreg_oos_recall=([\d.]+) "
+        r"auroc=([\d.]+) fpr95=([\d.]+) logreg_auroc=([\d.]+) logreg_fpr95=([\d.]+)",
         summary,
     )
     assert match, summary
     assert float(match.group(1)) >= 50.0  # three easy intents: the pipeline must route most of them
+    assert 0.0 <= float(match.group(8)) <= 100.0 and 0.0 <= float(match.group(9)) <= 100.0
+    assert "OOS AUROC %" in text and "FPR@95 %" in text
+
+
+def test_oos_detection_is_auroc_and_the_false_positive_rate_at_95_percent_in_scope_recall():
+    from bench.routing import detection
+
+    gold = ["a"] * 20 + ["oos"] * 4
+    conf = np.array([0.9] * 19 + [0.2] + [0.95, 0.5, 0.4, 0.1])
+    best = ["a"] * 24
+    d = detection(conf, best, gold)
+    # pairs (in-scope, OOS) where in-scope is higher: 19 × 3 (all but the 0.95) + the 0.2 beats the 0.1
+    assert d.auroc == pytest.approx((19 * 3 + 1) / 80 * 100)
+    # 95 % of 20 in-scope = 19 kept: the threshold is 0.9, and only the 0.95 OOS request passes it
+    assert d.fpr_at_95 == pytest.approx(25.0)
+    # a method's own oos verdict is the lowest confidence: the 0.95 request is now rejected at any threshold
+    d = detection(conf, best[:20] + ["oos", "a", "a", "a"], gold)
+    assert d.auroc == pytest.approx((19 * 4 + 2) / 80 * 100)
+    assert d.fpr_at_95 == 0.0
+    # a split without out-of-scope requests cannot measure either
+    assert detection(conf[:20], best[:20], gold[:20]).auroc is None
 
 
 def test_threshold_rule_is_best_val_in_scope_accuracy_above_the_recall_floor():

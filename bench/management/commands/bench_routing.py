@@ -12,8 +12,13 @@ split in two halves by a stable hash of the text (first byte of its sha256 even 
   best VAL in-scope accuracy among those reaching ``--val-oos-recall`` (0.76) VAL OOS recall.
 * EVAL is only measured; nothing is tuned on it.
 
+Beside each method's figures at its VAL threshold, the table gives the threshold-free OOS figures on
+EVAL (``bench.routing.Detection``): AUROC of in-scope against out-of-scope by the method's confidence,
+and the out-of-scope share accepted at 95 % in-scope recall (FPR@95).
+
 Prints a table and ends with ``SUMMARY in_scope_acc=… oos_recall=… oos_precision=… p50_ms=… p95_ms=…
-logreg_in_scope_acc=… logreg_oos_recall=…``. Run it on an empty data folder: ``ARG_DATA_DIR=$(mktemp -d)``.
+logreg_in_scope_acc=… logreg_oos_recall=… auroc=… fpr95=… logreg_auroc=… logreg_fpr95=…``. Run it on an
+empty data folder: ``ARG_DATA_DIR=$(mktemp -d)``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ def _load(path: str) -> list[list[str]]:
     if not isinstance(data, list) or not all(isinstance(p, list) and len(p) == 2 for p in data):
         raise CommandError(f"{path}: expected a JSON list of [text, intent] pairs")
     return [[str(t), str(i)] for t, i in data]
+
+
+def _figure(value: float | None) -> str:
+    """A percentage with two decimals, or ``n/a`` when the split cannot measure it."""
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def _halves(pairs: list[list[str]]) -> tuple[list[list[str]], list[list[str]]]:
@@ -77,6 +87,7 @@ class Command(BaseCommand):
             apply_threshold,
             baselines,
             calibrate,
+            detection,
             run_pipeline,
             score,
         )
@@ -170,10 +181,16 @@ class Command(BaseCommand):
         embedder = get_embedder()
         train_x = embedder.embed([t for t, _ in train])
         val_x, ev_x = embedder.embed(val_texts), embedder.embed(ev_texts)
-        rows = [("ARG pipeline", ours, threshold)]
+        # the pipeline's OOS score is the classifier probability its threshold reads; an abstention at a
+        # confidence above the threshold (the classifier's own oos class, the scope guard, the taxonomy
+        # validator) would happen at any threshold, so it counts as the lowest confidence
+        ev_p1, ev_cls = self._classifier_view(project, ev_texts, intent_of_label)
+        outright = [
+            OOS if b == OOS and p >= threshold else "" for b, p in zip(ev_run.best, ev_p1, strict=True)
+        ]
+        rows = [("ARG pipeline", ours, threshold, detection(ev_p1, outright, ev_gold))]
         # diagnostic: the release's distilled classifier alone (no weaver/landing), same rule on VAL
         t_cls = calibrate(val_p1, val_cls, val_gold, min_oos_recall=floor)
-        ev_p1, ev_cls = self._classifier_view(project, ev_texts, intent_of_label)
         classifier_alone = score(ev_gold, apply_threshold(ev_p1, ev_cls, t_cls))
         results: dict[str, Any] = {}
         for baseline in baselines(train_x, [i for _, i in train], [t for t, _ in train]):
@@ -184,18 +201,18 @@ class Command(BaseCommand):
                 OOS if b == OOS else p
                 for b, p in zip(best_e, apply_threshold(conf_e, best_e, t), strict=True)
             ]
-            rows.append((baseline.name, score(ev_gold, pred), t))
-        rows.insert(1, ("(classifier alone)", classifier_alone, t_cls))
+            rows.append((baseline.name, score(ev_gold, pred), t, detection(conf_e, best_e, ev_gold)))
+        rows.insert(1, ("(classifier alone)", classifier_alone, t_cls, detection(ev_p1, ev_cls, ev_gold)))
         self.stdout.write(
             f"{'method':<22} {'in-scope acc %':>14} {'OOS recall %':>12} {'OOS precision %':>15} "
-            f"{'threshold (VAL)':>15}"
+            f"{'threshold (VAL)':>15} {'OOS AUROC %':>11} {'FPR@95 %':>8}"
         )
-        for name, s, t in rows:
+        for name, s, t, d in rows:
             self.stdout.write(
                 f"{name:<22} {s.in_scope_acc:>14.2f} {s.oos_recall:>12.2f} {s.oos_precision:>15.2f} "
-                f"{t:>15.4f}"
+                f"{t:>15.4f} {_figure(d.auroc):>11} {_figure(d.fpr_at_95):>8}"
             )
-            results[name] = {**s.__dict__, "threshold": t}
+            results[name] = {**s.__dict__, "threshold": t, "auroc": d.auroc, "fpr_at_95": d.fpr_at_95}
         self.stdout.write(
             f"pipeline latency per request: p50 {np.percentile(lat, 50):.2f} ms, "
             f"p95 {np.percentile(lat, 95):.2f} ms ({len(lat)} requests, no HTTP)"
@@ -218,12 +235,15 @@ class Command(BaseCommand):
                 for t, g, p, c, q in zip(ev_texts, ev_gold, ev_run.best, ev_cls, ev_p1, strict=True)
             ]
             Path(options["json"]).write_text(json.dumps(results, indent=2))
-        logreg = next(s for n, s, _ in rows if n == "logistic regression")
+        logreg, logreg_d = next((s, d) for n, s, _, d in rows if n == "logistic regression")
+        ours_d = rows[0][3]
         self.stdout.write(
             f"SUMMARY in_scope_acc={ours.in_scope_acc:.2f} oos_recall={ours.oos_recall:.2f} "
             f"oos_precision={ours.oos_precision:.2f} p50_ms={np.percentile(lat, 50):.2f} "
             f"p95_ms={np.percentile(lat, 95):.2f} logreg_in_scope_acc={logreg.in_scope_acc:.2f} "
-            f"logreg_oos_recall={logreg.oos_recall:.2f}"
+            f"logreg_oos_recall={logreg.oos_recall:.2f} auroc={_figure(ours_d.auroc)} "
+            f"fpr95={_figure(ours_d.fpr_at_95)} logreg_auroc={_figure(logreg_d.auroc)} "
+            f"logreg_fpr95={_figure(logreg_d.fpr_at_95)}"
         )
 
     @staticmethod

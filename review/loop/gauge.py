@@ -6,13 +6,12 @@
   edge, label, alias, attachment and weight edit) divided by the fixed upper bound ``c_max`` (a fixed
   yardstick, so two candidates compare on the same scale), capped at 1.
 * **ΔH_norm** — the change in Shannon entropy of where the replayed requests land: for each request, the
-  scores of the nodes it may land on (its *reach*, ``review.loop.replay.landing_reach``: the landing
-  candidates, plus the nodes of labels the weaver ranked within its LOW_MARGIN of the top label) become
-  a distribution ``p_i ∝ exp(s_i / T)``; ``H = −Σ p log p`` is normalised by ``log K`` (K = the larger
-  number of candidates, at least 2, which is the seed's ``max(log K, ε)`` guard without its blow-up) and
-  averaged over the replayed requests. Sign: we record ``H_before − H_after`` so that, like ΔSP_rel,
-  *positive means gain* (more order). The seed writes the entropy term once as after − before but states
-  that a smaller F is better and that consolidation lowers F; the two only agree with this orientation.
+  landing candidates' scores become a distribution ``p_i ∝ exp(s_i / T)``; ``H = −Σ p log p`` is
+  normalised by ``log K`` (K = the larger number of candidates, at least 2, which is the seed's ``max(log
+  K, ε)`` guard without its blow-up) and averaged over the replayed requests. Sign: we record ``H_before
+  − H_after`` so that, like ΔSP_rel, *positive means gain* (more order). The seed writes the entropy term
+  once as after − before but states that a smaller F is better and that consolidation lowers F; the two
+  only agree with this orientation.
 * **ΔSP_rel** — relative shortening of the average shortest-path length (unit edge lengths, directed
   moves over non-inhibitory edges between ACTIVE nodes) of the query-centric induced subgraph ``S_h``:
   the nodes within h hops of the changed nodes, ``(L_before − L_after) / max(L_before, ε)``.

@@ -70,10 +70,8 @@ import numpy as np
 from django.db import transaction
 
 from inference.contracts import RequestContext
-from inference.learning.classifier import OOS_CLASS
 from inference.learning.encoder_finetune import encoder_for_documents
-from inference.pipeline import DEFAULT_ROUTING, InferenceRequest, run_inference
-from ontology.graph_arrays import STATUS_CODE
+from inference.pipeline import InferenceRequest, run_inference
 from review.changeset import LabelAdd, Op
 from review.integrity import integrity_violations
 from review.loop.collection import AMBIGUITY_FLAGS, Collection, UnifiedOutcome
@@ -129,7 +127,6 @@ class Replayed:
         False  # the landing step abstained (answered by ``inference.steps.fallback`` or out of scope)
     )
     answer_fit: float | None = None  # cos(prompt, target's content vector) on the replayed release
-    reach: tuple[float, ...] = ()  # where the request may land: ``landing_reach`` (the gauge's ΔH reads it)
 
     @property
     def unrouted(self) -> bool:
@@ -258,13 +255,6 @@ class Replayer:
                     error=result.error.message[:200] if result.error else "",
                     abstained=bool(landing and landing.abstained),
                     answer_fit=answer_fit(snapshot, target, vector),
-                    reach=landing_reach(
-                        snapshot,
-                        landing.candidates if landing and not landing.abstained else (),
-                        result.weaver.classifier if result.weaver else (),
-                        vector,
-                        DEFAULT_ROUTING.weaver.low_margin,
-                    ),
                 )
                 transaction.set_rollback(True)
         return out
@@ -472,8 +462,8 @@ class Replayer:
             before=self.base.graph,
             after=shadow.applied.graph,
             ops=candidate.ops,
-            landing_before=[before[r].reach for r in zone.tolist()],
-            landing_after=[after[r].reach for r in zone.tolist()],
+            landing_before=[[s for _, s in before[r].landing] for r in zone.tolist()],
+            landing_after=[[s for _, s in after[r].landing] for r in zone.tolist()],
             params=params.gedig,
         )
         return self._report(
@@ -609,45 +599,6 @@ def answer_fit(snapshot: Any, node_id: str | None, prompt_vector: np.ndarray) ->
     if embeddings is None or position is None:
         return None
     return float(np.dot(embeddings[position], np.asarray(prompt_vector, dtype=np.float32)))
-
-
-def landing_reach(
-    snapshot: Any,
-    candidates: Sequence[tuple[str, float]],
-    classifier: Sequence[tuple[str, float]],
-    prompt_vector: np.ndarray,
-    low_margin: float,
-) -> tuple[float, ...]:
-    """Where a request may land on ``snapshot``: one score per node, the gauge's ΔH distribution.
-
-    The landing step's candidates keep their scores (label weight × prompt cosine). The weaver keeps
-    only labels it is sure enough of; a label the classifier ranks within ``low_margin`` of its top
-    label (the weaver's own LOW_MARGIN: it could as well have been that one) adds every ACTIVE node it
-    is attached to, scored as a landing candidate of that label would be: its probability × max(0,
-    cos(prompt, node)). A node reached both ways keeps its higher score. So duplicate nodes behind two
-    near-tied labels compete for the request as duplicates behind one label do, and a change that puts
-    both labels on one node removes that uncertainty. A request the landing step abstained on (no
-    ``candidates``) has no reach.
-    """
-    if not candidates:
-        return ()
-    scores = dict(candidates)
-    in_scope = [(label, p) for label, p in classifier if label != OOS_CLASS]
-    embeddings = snapshot.embeddings
-    if in_scope and embeddings is not None:
-        vector = np.asarray(prompt_vector, dtype=np.float32)
-        top = in_scope[0][1]
-        for label, p in in_scope[1:]:
-            if top - p >= low_margin:
-                break
-            for position in snapshot.label_nodes.get(label, ()):
-                i = int(position)
-                if snapshot.status[i] != STATUS_CODE["ACTIVE"]:
-                    continue
-                score = float(p) * max(0.0, float(np.dot(embeddings[i], vector)))
-                node_id = snapshot.node_ids[i]
-                scores[node_id] = max(scores.get(node_id, 0.0), score)
-    return tuple(scores.values())
 
 
 def _one_hot(outcome: UnifiedOutcome, kind: str) -> np.ndarray:

@@ -50,21 +50,35 @@ class Detection:
       95 % of the in-scope requests (a request is accepted when its confidence is ≥ the threshold), in
       percent: lower is better.
 
+    * ``in_scope_at_recall`` — the in-scope accuracy at the lowest threshold whose out-of-scope recall
+      reaches ``FIXED_OOS_RECALL`` (a request is correct when it is accepted and routed right), in percent.
+
     An out-of-scope verdict the method gives outright (its own ``oos`` class) counts as the lowest
-    confidence. Both figures are ``None`` when the split has no in-scope or no out-of-scope request.
+    confidence. The figures are ``None`` when the split has no in-scope or no out-of-scope request.
     """
 
     auroc: float | None
     fpr_at_95: float | None
+    in_scope_at_recall: float | None = None
+
+
+FIXED_OOS_RECALL = 0.70  # the OOS recall at which in-scope accuracy is reported (the routing goal's floor)
 
 
 def detection(confidence: np.ndarray, best: Sequence[str], gold: Sequence[str]) -> Detection:
-    """The threshold-free OOS figures of one method on one split (see ``Detection``)."""
-    conf = np.where(np.array(best) == OOS, -np.inf, np.asarray(confidence, dtype=np.float64))
+    """The threshold-free OOS figures of one method on one split (see ``Detection``); ``best`` is the
+    method's answer without any abstention threshold."""
+    best_a = np.array(best)
+    conf = np.where(best_a == OOS, -np.inf, np.asarray(confidence, dtype=np.float64))
     gold_a = np.array(gold)
-    pos, neg = conf[gold_a != OOS], conf[gold_a == OOS]
+    ins = gold_a != OOS
+    pos, neg = conf[ins], conf[~ins]
     if pos.size == 0 or neg.size == 0:
         return Detection(None, None)
+    # the lowest threshold (a request is rejected below it) whose OOS recall reaches the fixed recall
+    rejected = np.sort(neg)[: int(np.ceil(FIXED_OOS_RECALL * neg.size))]
+    cut = np.nextafter(rejected[-1], np.inf)
+    in_scope_at_recall = float(np.mean((best_a[ins] == gold_a[ins]) & (pos >= cut)))
     # Mann-Whitney: P(in-scope > out-of-scope) + ½ P(tie)
     order = np.sort(neg)
     below = np.searchsorted(order, pos, side="left")
@@ -73,7 +87,7 @@ def detection(confidence: np.ndarray, best: Sequence[str], gold: Sequence[str]) 
     kept = int(np.ceil(0.95 * pos.size))  # in-scope requests the threshold must keep
     threshold = np.sort(pos)[::-1][kept - 1]
     fpr = float(np.mean(neg >= threshold))
-    return Detection(auroc * 100, fpr * 100)
+    return Detection(auroc * 100, fpr * 100, in_scope_at_recall * 100)
 
 
 VAL_OOS_RECALL = 0.76  # the threshold rule's recall floor on VAL (docs/research/label-classifier.md)

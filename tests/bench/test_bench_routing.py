@@ -9,6 +9,7 @@ from io import StringIO
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 INTENTS = {
     "balance": [
@@ -68,13 +69,56 @@ def test_bench_routing_prints_table_and_summary(tmp_path):
     match = re.fullmatch(
         r"SUMMARY in_scope_acc=([\d.]+) oos_recall=([\d.]+) oos_precision=([\d.]+) "
         r"p50_ms=([\d.]+) p95_ms=([\d.]+) logreg_in_scope_acc=([\d.]+) logreg_oos_recall=([\d.]+) "
-        r"auroc=([\d.]+) fpr95=([\d.]+) logreg_auroc=([\d.]+) logreg_fpr95=([\d.]+)",
+        r"auroc=([\d.]+) fpr95=([\d.]+) logreg_auroc=([\d.]+) logreg_fpr95=([\d.]+) "
+        r"in_scope_at_fixed_oos_recall=([\d.]+) logreg_in_scope_at_fixed_oos_recall=([\d.]+)",
         summary,
     )
     assert match, summary
     assert float(match.group(1)) >= 50.0  # three easy intents: the pipeline must route most of them
     assert 0.0 <= float(match.group(8)) <= 100.0 and 0.0 <= float(match.group(9)) <= 100.0
     assert "OOS AUROC %" in text and "FPR@95 %" in text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_held_out_domain_leaves_train_and_val_and_counts_as_out_of_scope_in_eval(tmp_path):
+    train = [[t, i] for i, texts in INTENTS.items() for t in texts[:4]] + [[OOS[0], "oos"]]
+    held = [[t, i] for i, texts in INTENTS.items() for t in texts[4:]] + [[q, "oos"] for q in OOS[1:]]
+    domains = {"money": ["balance"], "home": ["weather", "timer"]}
+    paths = {}
+    for name, data in (("train", train), ("val", held), ("eval", held), ("domains", domains)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(data))
+    out = StringIO()
+    call_command(
+        "bench_routing",
+        train=str(paths["train"]),
+        val=str(paths["val"]),
+        eval_path=str(paths["eval"]),
+        domains=str(paths["domains"]),
+        hold_out_domain="money",
+        json=str(tmp_path / "results.json"),
+        stdout=out,
+        stderr=StringIO(),
+    )
+    text = out.getvalue()
+    # TRAIN lost the 4 balance utterances, VAL the 2; EVAL keeps its 9 items, 5 of them now out of scope
+    assert "splits: train 9, val 7, eval 9 (eval oos 5, with domain 'money' held out as out of scope)" in text
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["held_out_domain"] == "money"
+    gold = {item["text"]: item["gold"] for item in results["eval_items"]}
+    assert gold["tell me my current balance"] == "oos" and gold["do i need an umbrella"] == "weather"
+
+    with pytest.raises(CommandError, match="not a domain"):
+        call_command(
+            "bench_routing",
+            train=str(paths["train"]),
+            val=str(paths["val"]),
+            eval_path=str(paths["eval"]),
+            domains=str(paths["domains"]),
+            hold_out_domain="travel",
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
 
 
 def test_oos_detection_is_auroc_and_the_false_positive_rate_at_95_percent_in_scope_recall():
@@ -88,6 +132,10 @@ def test_oos_detection_is_auroc_and_the_false_positive_rate_at_95_percent_in_sco
     assert d.auroc == pytest.approx((19 * 3 + 1) / 80 * 100)
     # 95 % of 20 in-scope = 19 kept: the threshold is 0.9, and only the 0.95 OOS request passes it
     assert d.fpr_at_95 == pytest.approx(25.0)
+    # 70 % of 4 OOS → 3 rejected (0.1, 0.4, 0.5): the 19 in-scope at 0.9 stay, the one at 0.2 is rejected
+    assert d.in_scope_at_recall == pytest.approx(95.0)
+    # … and a wrong route counts against it as an abstention does
+    assert detection(conf, ["b"] + best[1:], gold).in_scope_at_recall == pytest.approx(90.0)
     # a method's own oos verdict is the lowest confidence: the 0.95 request is now rejected at any threshold
     d = detection(conf, best[:20] + ["oos", "a", "a", "a"], gold)
     assert d.auroc == pytest.approx((19 * 4 + 2) / 80 * 100)

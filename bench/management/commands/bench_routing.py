@@ -11,14 +11,19 @@ split in two halves by a stable hash of the text (first byte of its sha256 even 
 * VAL only chooses thresholds: for the pipeline and every baseline, the abstention threshold with the
   best VAL in-scope accuracy among those reaching ``--val-oos-recall`` (0.76) VAL OOS recall.
 * EVAL is only measured; nothing is tuned on it.
+* ``--hold-out-domain D`` (with domains): D's intents leave TRAIN and VAL and its EVAL utterances count as
+  out of scope — the OOS figures are then measured on a distribution no threshold and no model saw.
 
 Beside each method's figures at its VAL threshold, the table gives the threshold-free OOS figures on
-EVAL (``bench.routing.Detection``): AUROC of in-scope against out-of-scope by the method's confidence,
-and the out-of-scope share accepted at 95 % in-scope recall (FPR@95).
+EVAL (``bench.routing.Detection``), from each method's answers without a threshold (the pipeline runs
+EVAL once more, open): AUROC of in-scope against out-of-scope by the method's confidence, the
+out-of-scope share accepted at 95 % in-scope recall (FPR@95), and the in-scope accuracy at 70 % OOS
+recall.
 
 Prints a table and ends with ``SUMMARY in_scope_acc=… oos_recall=… oos_precision=… p50_ms=… p95_ms=…
-logreg_in_scope_acc=… logreg_oos_recall=… auroc=… fpr95=… logreg_auroc=… logreg_fpr95=…``. Run it on an
-empty data folder: ``ARG_DATA_DIR=$(mktemp -d)``.
+logreg_in_scope_acc=… logreg_oos_recall=… auroc=… fpr95=… logreg_auroc=… logreg_fpr95=…
+in_scope_at_fixed_oos_recall=… logreg_in_scope_at_fixed_oos_recall=…``. Run it on an empty data folder:
+``ARG_DATA_DIR=$(mktemp -d)``.
 """
 
 from __future__ import annotations
@@ -44,6 +49,28 @@ def _load(path: str) -> list[list[str]]:
 def _figure(value: float | None) -> str:
     """A percentage with two decimals, or ``n/a`` when the split cannot measure it."""
     return "n/a" if value is None else f"{value:.2f}"
+
+
+def _hold_out(
+    domain: str,
+    domains: dict[str, list[str]] | None,
+    train: list[list[str]],
+    val: list[list[str]],
+    evaluation: list[list[str]],
+) -> tuple[list[list[str]], list[list[str]], list[list[str]], dict[str, list[str]]]:
+    """The held-out-domain protocol: ``domain``'s intents leave TRAIN, VAL and the pack's clusters, and
+    their EVAL utterances become out of scope (``oos``). VAL keeps only the ordinary out-of-scope
+    queries, so no threshold is chosen on the held-out distribution."""
+    if not domains or domain not in domains:
+        raise CommandError(f"--hold-out-domain {domain!r}: not a domain of {sorted(domains or {})}")
+    held = set(domains[domain])
+    kept = {name: intents for name, intents in domains.items() if name != domain}
+    return (
+        [p for p in train if p[1] not in held],
+        [p for p in val if p[1] not in held],
+        [[t, "oos" if i in held else i] for t, i in evaluation],
+        kept,
+    )
 
 
 def _halves(pairs: list[list[str]]) -> tuple[list[list[str]], list[list[str]]]:
@@ -73,6 +100,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--json", help="write the results to this JSON file")
         parser.add_argument(
+            "--hold-out-domain",
+            help="a domain of --domains (or the CLINC domains) left out of TRAIN and VAL; its EVAL utterances "
+            "count as out of scope, so the OOS figures are measured on a distribution no threshold saw",
+        )
+        parser.add_argument(
             "--val-oos-recall",
             type=float,
             default=None,
@@ -82,6 +114,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from arg_platform.embedder import get_embedder
         from bench.routing import (
+            FIXED_OOS_RECALL,
             OOS,
             VAL_OOS_RECALL,
             apply_threshold,
@@ -117,6 +150,9 @@ class Command(BaseCommand):
             )
         if options.get("domains"):
             domains = json.loads(Path(options["domains"]).read_text())
+        held_out = options.get("hold_out_domain")
+        if held_out:
+            train, val, evaluation, domains = _hold_out(held_out, domains, train, val, evaluation)
         if options["limit"]:
             val, evaluation = val[: options["limit"]], evaluation[: options["limit"]]
         floor = VAL_OOS_RECALL if options.get("val_oos_recall") is None else options["val_oos_recall"]
@@ -181,14 +217,13 @@ class Command(BaseCommand):
         embedder = get_embedder()
         train_x = embedder.embed([t for t, _ in train])
         val_x, ev_x = embedder.embed(val_texts), embedder.embed(ev_texts)
-        # the pipeline's OOS score is the classifier probability its threshold reads; an abstention at a
-        # confidence above the threshold (the classifier's own oos class, the scope guard, the taxonomy
-        # validator) would happen at any threshold, so it counts as the lowest confidence
+        # the threshold-free figures need the pipeline's answers without its threshold: EVAL once more,
+        # open; the OOS score is the classifier probability the threshold reads
+        ev_open = run_pipeline(
+            project, ev_texts, intent_of, weaver_params=open_params, landing_params=landing_params
+        )
         ev_p1, ev_cls = self._classifier_view(project, ev_texts, intent_of_label)
-        outright = [
-            OOS if b == OOS and p >= threshold else "" for b, p in zip(ev_run.best, ev_p1, strict=True)
-        ]
-        rows = [("ARG pipeline", ours, threshold, detection(ev_p1, outright, ev_gold))]
+        rows = [("ARG pipeline", ours, threshold, detection(ev_p1, ev_open.best, ev_gold))]
         # diagnostic: the release's distilled classifier alone (no weaver/landing), same rule on VAL
         t_cls = calibrate(val_p1, val_cls, val_gold, min_oos_recall=floor)
         classifier_alone = score(ev_gold, apply_threshold(ev_p1, ev_cls, t_cls))
@@ -203,16 +238,23 @@ class Command(BaseCommand):
             ]
             rows.append((baseline.name, score(ev_gold, pred), t, detection(conf_e, best_e, ev_gold)))
         rows.insert(1, ("(classifier alone)", classifier_alone, t_cls, detection(ev_p1, ev_cls, ev_gold)))
+        in_scope_at = f"in-scope @{FIXED_OOS_RECALL:.0%} OOS"
         self.stdout.write(
             f"{'method':<22} {'in-scope acc %':>14} {'OOS recall %':>12} {'OOS precision %':>15} "
-            f"{'threshold (VAL)':>15} {'OOS AUROC %':>11} {'FPR@95 %':>8}"
+            f"{'threshold (VAL)':>15} {'OOS AUROC %':>11} {'FPR@95 %':>8} {in_scope_at:>17}"
         )
         for name, s, t, d in rows:
             self.stdout.write(
                 f"{name:<22} {s.in_scope_acc:>14.2f} {s.oos_recall:>12.2f} {s.oos_precision:>15.2f} "
-                f"{t:>15.4f} {_figure(d.auroc):>11} {_figure(d.fpr_at_95):>8}"
+                f"{t:>15.4f} {_figure(d.auroc):>11} {_figure(d.fpr_at_95):>8} {_figure(d.in_scope_at_recall):>17}"
             )
-            results[name] = {**s.__dict__, "threshold": t, "auroc": d.auroc, "fpr_at_95": d.fpr_at_95}
+            results[name] = {
+                **s.__dict__,
+                "threshold": t,
+                "auroc": d.auroc,
+                "fpr_at_95": d.fpr_at_95,
+                "in_scope_at_fixed_oos_recall": d.in_scope_at_recall,
+            }
         self.stdout.write(
             f"pipeline latency per request: p50 {np.percentile(lat, 50):.2f} ms, "
             f"p95 {np.percentile(lat, 95):.2f} ms ({len(lat)} requests, no HTTP)"
@@ -220,7 +262,9 @@ class Command(BaseCommand):
         encoder = self._encoder_document(project)
         self.stdout.write(
             f"splits: train {len(train)}, val {len(val)}, eval {len(evaluation)} "
-            f"(eval oos {sum(g == OOS for g in ev_gold)}); threshold rule: best VAL in-scope accuracy "
+            f"(eval oos {sum(g == OOS for g in ev_gold)}"
+            + (f", with domain {held_out!r} held out as out of scope" if held_out else "")
+            + "); threshold rule: best VAL in-scope accuracy "
             f"with VAL OOS recall >= {floor:.2f}"
         )
         self.stdout.write(
@@ -229,6 +273,7 @@ class Command(BaseCommand):
             + (f"fine-tuned {encoder['checksum'][:12]}" if encoder else "platform embedder (frozen)")
         )
         if options.get("json"):
+            results["held_out_domain"] = held_out
             results["publication"] = {"seconds": publish_s, "timings": release.timings, "encoder": encoder}
             results["eval_items"] = [
                 {"text": t, "gold": g, "pipeline": p, "classifier": c, "p1": round(float(q), 4)}
@@ -243,7 +288,9 @@ class Command(BaseCommand):
             f"p95_ms={np.percentile(lat, 95):.2f} logreg_in_scope_acc={logreg.in_scope_acc:.2f} "
             f"logreg_oos_recall={logreg.oos_recall:.2f} auroc={_figure(ours_d.auroc)} "
             f"fpr95={_figure(ours_d.fpr_at_95)} logreg_auroc={_figure(logreg_d.auroc)} "
-            f"logreg_fpr95={_figure(logreg_d.fpr_at_95)}"
+            f"logreg_fpr95={_figure(logreg_d.fpr_at_95)} in_scope_at_fixed_oos_recall="
+            f"{_figure(ours_d.in_scope_at_recall)} logreg_in_scope_at_fixed_oos_recall="
+            f"{_figure(logreg_d.in_scope_at_recall)}"
         )
 
     @staticmethod

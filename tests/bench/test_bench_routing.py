@@ -45,8 +45,9 @@ OOS = [
 ]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_bench_routing_prints_table_and_summary(tmp_path):
+def _bench(tmp_path, **options: str) -> str:  # type: ignore[no-untyped-def]
+    """Run ``bench_routing`` on the tiny splits (TRAIN: 4 utterances per intent and one OOS query; VAL
+    and EVAL: the other 2 per intent and 3 OOS queries, 9 items) and return what it printed."""
     train = [[t, i] for i, texts in INTENTS.items() for t in texts[:4]] + [[OOS[0], "oos"]]
     held = [[t, i] for i, texts in INTENTS.items() for t in texts[4:]] + [[q, "oos"] for q in OOS[1:]]
     paths = {}
@@ -61,8 +62,14 @@ def test_bench_routing_prints_table_and_summary(tmp_path):
         eval_path=str(paths["eval"]),
         stdout=out,
         stderr=StringIO(),
+        **options,
     )
-    text = out.getvalue()
+    return out.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_routing_prints_table_and_summary(tmp_path):
+    text = _bench(tmp_path)
     for method in ("ARG pipeline", "1-NN cosine", "class centroid", "logistic regression", "BM25 top-1"):
         assert method in text
     summary = text.strip().splitlines()[-1]
@@ -81,44 +88,20 @@ def test_bench_routing_prints_table_and_summary(tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_held_out_domain_leaves_train_and_val_and_counts_as_out_of_scope_in_eval(tmp_path):
-    train = [[t, i] for i, texts in INTENTS.items() for t in texts[:4]] + [[OOS[0], "oos"]]
-    held = [[t, i] for i, texts in INTENTS.items() for t in texts[4:]] + [[q, "oos"] for q in OOS[1:]]
-    domains = {"money": ["balance"], "home": ["weather", "timer"]}
-    paths = {}
-    for name, data in (("train", train), ("val", held), ("eval", held), ("domains", domains)):
-        paths[name] = tmp_path / f"{name}.json"
-        paths[name].write_text(json.dumps(data))
-    out = StringIO()
-    call_command(
-        "bench_routing",
-        train=str(paths["train"]),
-        val=str(paths["val"]),
-        eval_path=str(paths["eval"]),
-        domains=str(paths["domains"]),
-        hold_out_domain="money",
-        json=str(tmp_path / "results.json"),
-        stdout=out,
-        stderr=StringIO(),
-    )
-    text = out.getvalue()
+    domains = tmp_path / "domains.json"
+    domains.write_text(json.dumps({"money": ["balance"], "home": ["weather", "timer"]}))
+    results = tmp_path / "results.json"
+    text = _bench(tmp_path, domains=str(domains), hold_out_domain="money", json=str(results))
+
     # TRAIN lost the 4 balance utterances, VAL the 2; EVAL keeps its 9 items, 5 of them now out of scope
     assert "splits: train 9, val 7, eval 9 (eval oos 5, with domain 'money' held out as out of scope)" in text
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert results["held_out_domain"] == "money"
-    gold = {item["text"]: item["gold"] for item in results["eval_items"]}
+    data = json.loads(results.read_text())
+    assert data["held_out_domain"] == "money"
+    gold = {item["text"]: item["gold"] for item in data["eval_items"]}
     assert gold["tell me my current balance"] == "oos" and gold["do i need an umbrella"] == "weather"
 
     with pytest.raises(CommandError, match="not a domain"):
-        call_command(
-            "bench_routing",
-            train=str(paths["train"]),
-            val=str(paths["val"]),
-            eval_path=str(paths["eval"]),
-            domains=str(paths["domains"]),
-            hold_out_domain="travel",
-            stdout=StringIO(),
-            stderr=StringIO(),
-        )
+        _bench(tmp_path, domains=str(domains), hold_out_domain="travel")
 
 
 def test_oos_detection_is_auroc_and_the_false_positive_rate_at_95_percent_in_scope_recall():

@@ -48,8 +48,7 @@ class Detection:
       out-of-scope one (ties count one half), in percent: 50 is chance, 100 perfect separation;
     * ``fpr_at_95`` — the share of out-of-scope requests accepted at the highest threshold that keeps
       95 % of the in-scope requests (a request is accepted when its confidence is ≥ the threshold), in
-      percent: lower is better.
-
+      percent: lower is better;
     * ``in_scope_at_recall`` — the in-scope accuracy at the lowest threshold whose out-of-scope recall
       reaches ``FIXED_OOS_RECALL`` (a request is correct when it is accepted and routed right), in percent.
 

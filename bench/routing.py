@@ -74,12 +74,11 @@ def detection(confidence: np.ndarray, best: Sequence[str], gold: Sequence[str]) 
     pos, neg = conf[ins], conf[~ins]
     if pos.size == 0 or neg.size == 0:
         return Detection(None, None)
+    order = np.sort(neg)
     # the lowest threshold (a request is rejected below it) whose OOS recall reaches the fixed recall
-    rejected = np.sort(neg)[: int(np.ceil(FIXED_OOS_RECALL * neg.size))]
-    cut = np.nextafter(rejected[-1], np.inf)
+    cut = np.nextafter(order[int(np.ceil(FIXED_OOS_RECALL * neg.size)) - 1], np.inf)
     in_scope_at_recall = float(np.mean((best_a[ins] == gold_a[ins]) & (pos >= cut)))
     # Mann-Whitney: P(in-scope > out-of-scope) + ½ P(tie)
-    order = np.sort(neg)
     below = np.searchsorted(order, pos, side="left")
     ties = np.searchsorted(order, pos, side="right") - below
     auroc = float((below + 0.5 * ties).sum() / (pos.size * neg.size))

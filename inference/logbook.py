@@ -130,6 +130,8 @@ def _weaver_json(result: InferenceResult) -> dict[str, Any]:
             "rejected": weaver.rejected,
             "shadow": weaver.shadow,
         }
+        if weaver.proposal:  # the bounded proposer was asked: its result, and a label it proposed
+            out["proposal"] = weaver.proposal
     if result.clarified is not None:
         out["chosen"] = {"request_id": result.clarified.request_id, **result.clarified.option.as_json()}
     return out

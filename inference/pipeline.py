@@ -147,6 +147,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
     from inference.steps.envelope import build_envelope
     from inference.steps.fallback import abstention_outcome
     from inference.steps.graph_index import graph_runtime_for
+    from inference.steps.proposer import proposer_for
     from inference.steps.weaver import weave, weaver_index_for
 
     result = InferenceResult(request=request)
@@ -204,6 +205,9 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 decision=decision,
                 chosen=result.clarified.option.label_id if result.clarified is not None else None,
                 params=params.weaver,
+                proposer=proposer_for(
+                    prompt=envelope.prompt, taxonomy=runtime.taxonomy, project=request.project.slug
+                ),
             )
         graph_runtime = graph_runtime_for(snapshot)
         with _step(result, "landing"):

@@ -2,8 +2,9 @@
 
 Cascade, cheapest first: label vector top-K over the label index (restricts the choice, never defines
 structure) → the distilled classifier (the default hot path) → the bounded proposer only on
-escalation and only with an LLM configured ("choose among these or ABSTAIN") → the deterministic
-taxonomy validator, the final arbiter. Output: ``L_final``, ``confidence_global`` and the flags.
+escalation and only with an LLM configured ("choose among these or ABSTAIN",
+``inference.steps.proposer``) → the deterministic taxonomy validator, the final arbiter. Output:
+``L_final``, ``confidence_global`` and the flags.
 
 Terms: *margin* = p(top-1) − p(top-2) of the classifier; *OOD* = no label is probable and nothing in
 the label index is close; *cold start* (NEW_INTENT_CANDIDATE) = the words are in-domain (lexical hits)
@@ -13,6 +14,7 @@ but no label is confident; *chosen* = the label a user picked when asked "Do you
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from inference.contracts import Flag, LexicalCandidates, PolicyDecision, WeaverResult
 from inference.learning.classifier import OOS_CLASS, LabelClassifier
+from inference.steps.proposer import Proposal, Result
 from taxonomy.validator import LabelGate, TaxonomyView, validate_label_set
 
 
@@ -35,12 +38,22 @@ class WeaverParams:
     abstain_probability: float = 0.45  # LOW_MARGIN with top-1 below this → ABSTAIN_RECOMMENDED
     secondary_probability: float = 0.35  # other compatible labels kept in L_final above this
     cold_start_lexical: float = 0.6  # best lexical score at least this while OOD-like → NEW_INTENT_CANDIDATE
+    # confidence_global of a label the bounded proposer chose (its classifier probability when higher):
+    # the proposer settles the hesitation the escalation was about, the landing's safety nets still apply
+    proposer_confidence: float = 0.5
 
 
 # what a user's answer to "Do you mean X or Y?" settles: none of these describe the request any more
 RESOLVED_BY_CHOICE = frozenset(
     {Flag.OOD, Flag.NEW_INTENT_CANDIDATE, Flag.LOW_MARGIN, Flag.VECTOR_AMBIGUITY, Flag.ABSTAIN_RECOMMENDED}
 )
+# the cascade is unsure (and not out of domain): the bounded proposer is asked, when there is one
+ESCALATION = frozenset(
+    {Flag.LOW_MARGIN, Flag.VECTOR_AMBIGUITY, Flag.ABSTAIN_RECOMMENDED, Flag.NEW_INTENT_CANDIDATE}
+)
+# what a candidate chosen by the proposer settles (LOW_MARGIN / VECTOR_AMBIGUITY stay: they describe
+# the cascade, and the offline loop reads them)
+RESOLVED_BY_PROPOSER = frozenset({Flag.ABSTAIN_RECOMMENDED, Flag.NEW_INTENT_CANDIDATE})
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +88,7 @@ def weave(
     lexical: LexicalCandidates,
     decision: PolicyDecision,
     params: WeaverParams = WeaverParams(),
-    proposer: Any = None,
+    proposer: Callable[[Sequence[str]], Proposal] | None = None,
     chosen: str | None = None,
 ) -> WeaverResult:
     """``L_final``, ``confidence_global`` and the flags of one request (the module docstring).
@@ -83,7 +96,13 @@ def weave(
     With ``chosen`` the rankings are still computed and logged, but the user's answer settles what
     they were unsure about: ``chosen`` is the one candidate, at confidence 1, and the flags that
     describe the uncertainty the question resolved are dropped (``RESOLVED_BY_CHOICE``). The
-    taxonomy validator and the policy's label gate judge it like any other candidate."""
+    taxonomy validator and the policy's label gate judge it like any other candidate.
+
+    With a ``proposer`` and an escalation (``ESCALATION``, never OOD) the proposer is asked to choose
+    among the candidates the policy admits: a chosen candidate is the one label, at
+    ``params.proposer_confidence`` or its classifier probability if higher; ABSTAIN recommends
+    abstaining; a label outside the candidates raises UNKNOWN_LABEL_CANDIDATE; an error or a spent
+    budget leaves the cascade's result as it was."""
     flags: set[Flag] = set()
     cosines = index.label_vectors @ prompt_vec if len(index.label_ids) else np.zeros(0)
     order = top_indices(cosines, params.top_k)
@@ -106,6 +125,7 @@ def weave(
     classifier_top: tuple[tuple[str, float], ...] = ()
     p1 = p2 = 0.0
     oos_p = 0.0
+    probs: np.ndarray | None = None
     if index.classifier is not None:
         probs = index.classifier.probabilities(prompt_vec)
         ranked = top_indices(probs, 5)
@@ -135,21 +155,28 @@ def weave(
         scored, p1, p2 = {chosen: 1.0}, 1.0, 0.0
         flags -= RESOLVED_BY_CHOICE
 
-    proposer_used = False
-    unsure = bool(flags & {Flag.LOW_MARGIN, Flag.VECTOR_AMBIGUITY}) and Flag.OOD not in flags
-    if chosen is None and proposer is not None and unsure:
-        choice = proposer([lid for lid, _ in active_top])
-        proposer_used = True
-        if choice is None:
-            flags.add(Flag.ABSTAIN_RECOMMENDED)
-        elif choice not in {lid for lid, _ in active_top}:
-            flags.add(Flag.UNKNOWN_LABEL_CANDIDATE)
-        else:
-            scored = {choice: max(scored.get(choice, 0.0), p1)}
-
     gate = LabelGate(
         allowed=decision.constraints.allowed_labels, forbidden=decision.constraints.forbidden_labels
     )
+    proposal: Proposal | None = None
+    if chosen is None and proposer is not None and flags & ESCALATION and Flag.OOD not in flags:
+        ranked_ids = [lid for lid, _ in active_top] + [c for c, _ in classifier_top if c != OOS_CLASS]
+        candidates = [
+            lid
+            for lid in dict.fromkeys(ranked_ids)
+            if gate.admits(lid) and lid in index.view.labels and index.view.labels[lid].status == "ACTIVE"
+        ][: params.top_k]
+        if candidates:
+            proposal = proposer(candidates)
+    if proposal is not None and proposal.result == Result.CHOSEN and proposal.label_id is not None:
+        p_choice = max(params.proposer_confidence, _probability(index, probs, cosines, proposal.label_id))
+        scored, p1, p2 = {proposal.label_id: p_choice}, p_choice, 0.0
+        flags -= RESOLVED_BY_PROPOSER
+    elif proposal is not None and proposal.result == Result.ABSTAINED:
+        flags.add(Flag.ABSTAIN_RECOMMENDED)
+    elif proposal is not None and proposal.result == Result.UNKNOWN:
+        flags |= {Flag.UNKNOWN_LABEL_CANDIDATE, Flag.ABSTAIN_RECOMMENDED}
+
     verdict = validate_label_set(index.view, {} if Flag.OOD in flags else scored, gate=gate)
     l_final = {k: round(v, 4) for k, v in verdict.kept.items()}
     if scored and not l_final and Flag.OOD not in flags:
@@ -162,13 +189,26 @@ def weave(
     return WeaverResult(
         top_k=top_k,
         classifier=classifier_top,
-        proposer_used=proposer_used,
+        proposer_used=proposal is not None,
+        proposal=proposal.as_log() if proposal is not None else {},
         l_final=l_final,
         confidence=round(confidence, 4),
         flags=frozenset(flags),
         rejected=verdict.rejected,
         shadow=shadow,
     )
+
+
+def _probability(index: WeaverIndex, probs: np.ndarray | None, cosines: np.ndarray, label_id: str) -> float:
+    """The cascade's score of one label: its classifier probability, else its label-index cosine."""
+    if index.classifier is not None and probs is not None:
+        classes = list(index.classifier.classes)
+        if label_id in classes:
+            return float(probs[classes.index(label_id)])
+        return 0.0
+    if label_id in index.label_ids:
+        return float(cosines[index.label_ids.index(label_id)])
+    return 0.0
 
 
 _index_cache: dict[tuple[int, int | None, str], WeaverIndex] = {}

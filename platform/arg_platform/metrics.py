@@ -14,6 +14,8 @@ What is exported (all names start with ``arg_``):
 * ``http_requests_total`` / ``http_request_duration_seconds`` — per URL name, method (and status);
 * ``inference_step_duration_seconds`` — per pipeline step, from the timings every request records;
 * ``inference_outcomes_total``, ``inference_flags_total``, ``inference_policy_total`` — per project;
+* ``inference_proposer_total`` — escalations to the bounded label proposer, per project and result
+  (chosen, abstained, unknown, error, budget); over ``inference_outcomes_total`` it is the escalation rate;
 * ``rate_limited_total`` — 429 answers per rate-limit scope;
 * ``task_duration_seconds`` / ``tasks_total`` — Celery tasks by name and final state;
 * collected when scraped, from the database and the broker: ``queue_depth`` (broker messages waiting),
@@ -88,6 +90,12 @@ FLAGS = Counter(
     ["project", "flag"],
     registry=None,
 )
+PROPOSER = Counter(
+    "arg_inference_proposer",
+    "Escalations to the bounded label proposer, by result",
+    ["project", "result"],
+    registry=None,
+)
 POLICY = Counter("arg_inference_policy", "Policy pre-check states", ["project", "state"], registry=None)
 RATE_LIMITED = Counter(
     "arg_rate_limited", "Requests refused with 429 by the per-token limit", ["scope"], registry=None
@@ -120,6 +128,11 @@ def inference_observe(
     _child(POLICY, project, policy_state or "NONE").inc()
     for flag in flags:
         _child(FLAGS, project, flag).inc()
+
+
+def proposer_observe(*, project: str, result: str) -> None:
+    """Record one escalation to the bounded label proposer (``inference.steps.proposer``)."""
+    _child(PROPOSER, project, result).inc()
 
 
 _children: dict[tuple[object, ...], Any] = {}

@@ -447,6 +447,14 @@ LLM_URL = env_str("ARG_LLM_URL", "", doc="OpenAI-compatible endpoint; empty = no
 LLM_MODEL = env_str("ARG_LLM_MODEL", "", doc="model name sent to the LLM endpoint")
 LLM_API_KEY = env_str("ARG_LLM_API_KEY", "", doc="bearer token for the LLM endpoint")
 LLM_TIMEOUT_S = env_int("ARG_LLM_TIMEOUT_S", 20, doc="LLM request timeout (s)")
+# The bounded label proposer (inference/steps/proposer.py) asks the LLM on escalation only, on the hot
+# path: its own short timeout, and at most this many calls per process per minute (0 = never asked).
+LLM_PROPOSER_PER_MINUTE = env_int(
+    "ARG_LLM_PROPOSER_PER_MINUTE", 60, doc="label proposer: LLM calls per process per minute (0 = off)"
+)
+LLM_PROPOSER_TIMEOUT_MS = env_int(
+    "ARG_LLM_PROPOSER_TIMEOUT_MS", 2000, doc="label proposer: LLM timeout (ms); a late answer abstains"
+)
 
 # --- Memory (memory/: episodic memory, Info Registry, Memory Guard) -------------------------------
 MEMORY_LABEL_SIGNATURE = env_str(

@@ -14,6 +14,7 @@ class InferenceConfig(AppConfig):
         from inference.learning.encoder_finetune import release_encoder_hook
         from inference.runtime import runtime_for
         from inference.steps.info import info_sentences_hook
+        from inference.steps.language import release_languages_hook
         from ontology.releases import ENCODER_HOOKS, GRAPH_HOOKS, PUBLISH_HOOKS
         from ontology.snapshot_registry import LOAD_HOOKS
 
@@ -23,5 +24,7 @@ class InferenceConfig(AppConfig):
             PUBLISH_HOOKS.append(train_label_classifier)
         if info_sentences_hook not in GRAPH_HOOKS:
             GRAPH_HOOKS.append(info_sentences_hook)
+        if release_languages_hook not in GRAPH_HOOKS:  # the languages its examples cover
+            GRAPH_HOOKS.append(release_languages_hook)
         if runtime_for not in LOAD_HOOKS:  # a snapshot's runtime is built as it loads, not by a request
             LOAD_HOOKS.append(runtime_for)

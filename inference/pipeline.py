@@ -101,10 +101,11 @@ class InferenceResult:
     explanation: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
     error: RuleViolation | DomainError | None = None
+    step_flags: tuple[str, ...] = ()  # flags of steps other than weaver and landing (``language:fr``)
 
     @property
     def flags(self) -> list[str]:
-        flags: set[str] = set()
+        flags: set[str] = set(self.step_flags)
         for part in (self.weaver, self.landing):
             if part is not None:
                 flags |= {str(f) for f in part.flags}
@@ -147,6 +148,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
     from inference.steps.envelope import build_envelope
     from inference.steps.fallback import abstention_outcome
     from inference.steps.graph_index import graph_runtime_for
+    from inference.steps.language import covered_languages, language_outcome, uncovered_language
     from inference.steps.proposer import proposer_for
     from inference.steps.weaver import weave, weaver_index_for
 
@@ -186,6 +188,13 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
         if decision.state == PolicyState.BLOCK:  # policy first: nothing below runs (hard rule 1)
             result.outcome = Outcome(kind=OutcomeKind.REFUSE, answer=decision.message)
             result.explanation = "Refused by the policy (" + ", ".join(decision.reasons) + ")."
+            return result
+        language = uncovered_language(envelope, covered_languages(snapshot.documents))
+        if language is not None:  # a language the release does not cover: its message, not routing
+            result.outcome, result.explanation, flag = language_outcome(
+                language, decision=decision, documents=snapshot.documents
+            )
+            result.step_flags = (*result.step_flags, flag)
             return result
         if decision.state == PolicyState.ALLOW_WITH_REFOCUS:
             result.outcome = Outcome(kind=OutcomeKind.REFOCUS, answer=decision.message)

@@ -188,6 +188,11 @@ class Release(models.Model):
     )
     notes = models.CharField(max_length=500, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    languages = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="ISO 639-1 codes of the languages its label examples are written in",
+    )
     timings = models.JSONField(default=dict, blank=True, help_text="seconds spent per publication stage")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -441,6 +441,7 @@ def release_store(
                 "aliases": len(frozen.arrays.aliases),
                 "bytes": len(blob),
             },
+            languages=list(frozen.documents.get("languages") or []),  # inference.steps.language
             timings={k: round(v, 4) for k, v in timings.items()},
         )
         ReleaseBundle.objects.create(release=release, blob=blob, size_bytes=len(blob))

@@ -132,6 +132,34 @@ class MappingLinesField(LinesField):
         return value
 
 
+class TextMappingField(forms.CharField):
+    """A mapping of keys to one text each, one entry per line: ``fr: Je ne parle que …``."""
+
+    def __init__(self, *, rows: int = 3, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": rows}))
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        mapping: dict[str, str] = {}
+        errors = []
+        lines = [line.strip() for line in (super().to_python(value) or "").splitlines() if line.strip()]
+        for number, line in enumerate(lines, start=1):
+            key, sep, text = line.partition(":")
+            if not sep or not key.strip() or not text.strip():
+                errors.append(ValidationError(f"line {number}: write 'key: text'", code="format"))
+                continue
+            mapping[key.strip()] = text.strip()
+        if errors:
+            raise ValidationError(errors)
+        return mapping
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return "\n".join(f"{key}: {text}" for key, text in value.items())
+        return value
+
+
 def _label_choices(labels: Iterable[Label], *, blank: str | None = None) -> list[Any]:
     """Labels grouped by cluster for a ``<select>`` (values are LabelIDs)."""
     groups: dict[str, list[tuple[str, str]]] = {}
@@ -387,6 +415,10 @@ class PolicyForm(ViolationFormMixin, forms.Form):
     )
     refusal_template = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     refocus_template = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    language_messages = TextMappingField(
+        help_text="The answer to a prompt in a language the release does not cover, one per line: "
+        "'fr: text' (ISO 639-1 code) or 'default: text'; {languages} names the covered languages."
+    )
     memory_scopes = forms.MultipleChoiceField(
         choices=MemoryScope.choices,
         required=False,

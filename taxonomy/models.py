@@ -202,6 +202,8 @@ class Policy(models.Model):
     scope_statement = models.TextField(blank=True, max_length=2000)
     refusal_template = models.TextField(blank=True, max_length=2000)
     refocus_template = models.TextField(blank=True, max_length=2000)
+    # ISO 639-1 code (or "default") → the answer to a prompt in a language the release does not cover
+    language_messages = models.JSONField(default=dict, blank=True)
     memory_scopes = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

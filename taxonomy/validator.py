@@ -326,6 +326,7 @@ def validate_policy(view: TaxonomyView, data: Mapping[str, object], *, loc: str 
                 "sensitive_topics",
                 loc,
             )
+    _language_messages(out, data.get("language_messages") or {}, loc)
     for scope in _str_list(out, "policy.field_type", "memory_scopes", data.get("memory_scopes", []), loc):
         if scope not in MemoryScope.values:
             out.add("policy.memory_scopes", f"memory_scopes: unknown scope {scope!r}", "memory_scopes", loc)
@@ -335,6 +336,31 @@ def validate_policy(view: TaxonomyView, data: Mapping[str, object], *, loc: str 
     ):
         out.add("policy.max_hops", "max_hops must be an integer between 1 and 20 (or empty)", "max_hops", loc)
     return out.violations
+
+
+LANGUAGE_MESSAGE_KEY = re.compile(r"^(?:[a-z]{2,3}|default)$")
+
+
+def _language_messages(out: ViolationCollector, messages: object, loc: str) -> None:
+    """A policy's ``language_messages``: ISO 639-1 code (or ``default``) → a non-empty text."""
+    if not isinstance(messages, dict):
+        out.add("policy.field_type", "language_messages must be a mapping", "language_messages", loc)
+        return
+    for key, text in messages.items():
+        if not isinstance(key, str) or LANGUAGE_MESSAGE_KEY.match(key) is None:
+            out.add(
+                "policy.language_messages",
+                f"language_messages: {key!r} is not a lower-case ISO 639-1 code or 'default'",
+                "language_messages",
+                loc,
+            )
+        elif not isinstance(text, str) or not text.strip() or len(text) > 2000:
+            out.add(
+                "policy.language_messages",
+                f"language_messages[{key}] must be a text of 1 to 2000 characters",
+                "language_messages",
+                loc,
+            )
 
 
 WEIGHT_FIELDS = ("alpha", "beta", "gamma", "delta", "epsilon")

@@ -106,6 +106,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "knowledge_revision",
             "notes",
             "counts",
+            "languages",
             "timings",
             "created_by",
             "created_at",

@@ -280,7 +280,16 @@ class Collection:
             "strong": int(sum(v for k, v in counts.items() if UnifiedOutcome(k).strong)),
             "nodes_with_traffic": len(self.node_metrics),
             "edges_traversed": len(self.edge_metrics),
+            "languages": self.uncovered_languages(),
         }
+
+    def uncovered_languages(self) -> dict[str, int]:
+        """Requests answered with the language message, per language (flags ``language:<code>``,
+        ``inference.steps.language``): demand for a language the release does not cover."""
+        counts = Counter(
+            flag.partition(":")[2] for flags in self.flags for flag in flags if flag.startswith("language:")
+        )
+        return dict(sorted(counts.items()))
 
 
 class _Codes:

@@ -53,6 +53,7 @@ def _live_metrics(project: Any) -> dict[str, Any]:
         "window_start": collection.window_start,
         "window_end": collection.window_end,
         "interactions": collection.size,
+        "languages": collection.uncovered_languages(),
     }
 
 
@@ -70,12 +71,17 @@ def metrics_page(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     run = None if request.GET.get("live") else _latest_run(project)
     if run is not None:
         data = run.stats.get("metrics", {})
-        source = {"run": run, "window_start": run.window_start, "window_end": run.window_end}
-        source["interactions"] = run.stats.get("steps", {}).get("collect", {}).get("interactions", 0)
+        source: dict[str, Any] = {"run": run, "window_start": run.window_start, "window_end": run.window_end}
+        collected = run.stats.get("steps", {}).get("collect", {})
+        source["interactions"] = collected.get("interactions", 0)
+        source["languages"] = collected.get("languages") or {}
         boosted = run.stats.get("confidence_boost") or {}
     else:
         data = _live_metrics(project)
-        source = {"run": None, **{k: data[k] for k in ("window_start", "window_end", "interactions")}}
+        source = {
+            "run": None,
+            **{k: data[k] for k in ("window_start", "window_end", "interactions", "languages")},
+        }
         boosted = {}
     sort = request.GET.get("sort", "traffic")
     key, reverse = SORTS.get(sort, SORTS["traffic"])

@@ -190,6 +190,12 @@ class PolicySerializer(serializers.Serializer):
     scope_statement = serializers.CharField(max_length=2000, required=False, allow_blank=True)
     refusal_template = serializers.CharField(max_length=2000, required=False, allow_blank=True)
     refocus_template = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    language_messages = serializers.DictField(
+        child=serializers.CharField(max_length=2000),
+        required=False,
+        help_text="ISO 639-1 code or 'default' → the answer to a prompt in a language the release does not "
+        "cover; '{languages}' is replaced by the names of the languages it covers",
+    )
     memory_scopes = serializers.ListField(child=serializers.CharField(max_length=8), required=False)
 
     def to_representation(self, instance: object) -> dict[str, object]:

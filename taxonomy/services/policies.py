@@ -1,8 +1,9 @@
 """Writes of policies and roles. A *policy* governs what the roles that use it may read and say:
 label rules on LabelIDs (each covering the label's whole subtree; an empty allow-list means every
 label), allowed and forbidden node types, a hop limit, blocked terms and patterns, sensitive topics,
-the scope statement, refusal and refocus templates, and the memory scopes MemoryWrite may use. A *role*
-maps people and API clients to one policy, and optionally to a default context typology.
+the scope statement, refusal and refocus templates, the language messages (the answer to a prompt in
+a language the release does not cover, per ISO 639-1 code or ``default``), and the memory scopes
+MemoryWrite may use. A *role* maps people and API clients to one policy, and optionally to a default context typology.
 
 A policy's *data form* (``policy_as_data``) is its knowledge-pack shape: ``key`` and the
 ``POLICY_FIELDS``.
@@ -38,6 +39,7 @@ POLICY_FIELDS = (
     "scope_statement",
     "refusal_template",
     "refocus_template",
+    "language_messages",
     "memory_scopes",
 )
 
@@ -59,6 +61,7 @@ def policy_defaults() -> dict[str, Any]:
         "scope_statement": "",
         "refusal_template": "",
         "refocus_template": "",
+        "language_messages": {},
         "memory_scopes": ["USER"],
     }
 

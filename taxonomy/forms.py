@@ -22,6 +22,7 @@ from projects.models import Project
 
 from .models import Label, LabelStatus, MemoryScope, ResponseStyle
 from .selectors import cluster_list, label_list, policy_list, typology_list
+from .term_guard import TermConflict, TermConflicts
 
 WEIGHTS = ("alpha", "beta", "gamma", "delta", "epsilon")
 WEIGHT_HELP = {
@@ -292,9 +293,14 @@ class LabelStatusForm(ViolationFormMixin, forms.Form):
 
 
 class LabelTermForm(ViolationFormMixin, forms.Form):
-    """One synonym or example utterance to add (the validator checks length and count)."""
+    """One synonym or example utterance to add (the validator checks length and count).
+
+    ``accept_similar`` confirms a term the guard found very close to another label's
+    (``taxonomy.term_guard``); after such a refusal ``conflicts`` holds what the guard found and
+    ``confirmable`` says whether confirming would save the term (no identical term among them)."""
 
     text = forms.CharField(strip=True)
+    accept_similar = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     violation_fields = {"synonyms": "text", "examples": "text"}
 
@@ -303,6 +309,13 @@ class LabelTermForm(ViolationFormMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["text"].label = f"New {noun}"
         self.fields["text"].widget.attrs["autocomplete"] = "off"
+        self.conflicts: list[TermConflict] = []
+        self.confirmable = False
+
+    def add_violations(self, exc: RuleViolation) -> None:
+        if isinstance(exc, TermConflicts):
+            self.conflicts, self.confirmable = exc.conflicts, exc.confirmable
+        super().add_violations(exc)
 
 
 class LabelTermRemoveForm(forms.Form):

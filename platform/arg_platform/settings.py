@@ -431,6 +431,18 @@ EMBEDDER_RUNTIME = env_str(
 )
 if EMBEDDER_RUNTIME not in ("onnx", "torch"):
     raise ImproperlyConfigured(f"ARG_EMBEDDER_RUNTIME must be onnx or torch, not {EMBEDDER_RUNTIME!r}")
+# Curation guard-rail (taxonomy.term_guard): a new synonym or example whose embedding cosine with another
+# label's name, synonym or example reaches this value is "very close" — refused unless the curator
+# confirms it; the release review lists such pairs. 0.90 separates near-paraphrases on the demo pack.
+TERM_SIMILARITY_THRESHOLD = float(
+    env_str(
+        "ARG_TERM_SIMILARITY_THRESHOLD",
+        "0.90",
+        doc="cosine from which a new synonym/example counts as very close to another label's term",
+    )
+)
+if not 0.0 < TERM_SIMILARITY_THRESHOLD <= 1.0:
+    raise ImproperlyConfigured("ARG_TERM_SIMILARITY_THRESHOLD must be in (0, 1]")
 CLASSIFIER_FINETUNE = env_str(
     "ARG_CLASSIFIER_FINETUNE",
     "auto",

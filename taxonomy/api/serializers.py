@@ -79,6 +79,12 @@ class LabelCreateSerializer(serializers.Serializer):
     )
     # The full status enum keeps one schema component; label_create refuses DEPRECATED by rule.
     status = serializers.ChoiceField(choices=LabelStatus.choices, default=LabelStatus.ACTIVE)
+    accept_similar = serializers.BooleanField(
+        default=False,
+        help_text="Save synonyms/examples that are very close to another label's terms (the 201 lists "
+        "them under `warnings`); without it such a write is a 400 `taxonomy.term_similar`. A term "
+        "identical to another label's is a 400 `taxonomy.term_duplicate` either way.",
+    )
 
 
 class LabelUpdateSerializer(serializers.Serializer):
@@ -91,6 +97,36 @@ class LabelUpdateSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=500), required=False, max_length=500
     )
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+    accept_similar = serializers.BooleanField(
+        default=False,
+        help_text="Save new synonyms/examples that are very close to another label's terms (the 200 "
+        "lists them under `warnings`); without it such a write is a 400 `taxonomy.term_similar`. A "
+        "term identical to another label's is a 400 `taxonomy.term_duplicate` either way.",
+    )
+
+
+class TermConflictSerializer(serializers.Serializer):
+    """A new synonym or example and the closest term of another label (``taxonomy.term_guard``)."""
+
+    rule = serializers.ChoiceField(choices=["taxonomy.term_duplicate", "taxonomy.term_similar"])
+    field = serializers.ChoiceField(choices=["synonyms", "examples"], help_text="where the new term goes")
+    text = serializers.CharField(help_text="the new term")
+    label_id = serializers.CharField(help_text="the other label")
+    label_name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["name", "synonym", "example"], help_text="the other term's kind")
+    other_text = serializers.CharField()
+    similarity = serializers.FloatField(help_text="embedding cosine; 1.0 when identical")
+    identical = serializers.BooleanField(help_text="equal after case, punctuation and spacing are ignored")
+    message = serializers.CharField()
+
+
+class LabelWriteSerializer(LabelSerializer):
+    """A label after a create or update, with the very close terms the writer confirmed."""
+
+    warnings = TermConflictSerializer(many=True, read_only=True)
+
+    class Meta(LabelSerializer.Meta):
+        fields = [*LabelSerializer.Meta.fields, "warnings"]
 
 
 class LabelMoveSerializer(serializers.Serializer):

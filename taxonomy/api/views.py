@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -22,12 +22,37 @@ from projects.access import Capability
 from projects.api.base import ProjectScopedMixin
 from taxonomy import selectors, services
 from taxonomy.models import Cluster, ContextTypology, Label, LabelIncompatibility, Policy, Role
+from taxonomy.term_guard import TermConflict, term_conflicts
 
 from . import serializers as s
 
 PROJECT_PARAM = OpenApiParameter(
     "project", OpenApiTypes.STR, OpenApiParameter.PATH, description="project slug"
 )
+
+
+TERM_REFUSAL = OpenApiResponse(
+    description="Refused, nothing written: `errors` maps each field to its messages and `rules` names the "
+    "rules. A new synonym or example identical to another label's name, synonym or example "
+    "(`taxonomy.term_duplicate`) or very close to one (`taxonomy.term_similar`, embedding cosine ≥ "
+    "`ARG_TERM_SIMILARITY_THRESHOLD`; send `accept_similar: true` to save it anyway) adds `conflicts`: "
+    "one object per new term, naming the other label and the similarity."
+)
+
+
+def _accepted_terms(project: Any, label: Label | None, data: dict[str, Any]) -> list[TermConflict]:
+    """The very close terms this write adds (what ``accept_similar`` confirms), as the 2xx reports them."""
+    view = selectors.taxonomy_view(project=project)
+    own = label.label_id if label is not None else ""
+    new_terms = {
+        f: [t for t in data.get(f) or [] if label is None or t not in getattr(label, f)]
+        for f in ("synonyms", "examples")
+    }
+    return [c for c in term_conflicts(view, label_id=own, new_terms=new_terms) if not c.identical]
+
+
+def _written(label: Label, warnings: list[TermConflict]) -> dict[str, Any]:
+    return {**s.LabelSerializer(label).data, "warnings": [w.as_dict() for w in warnings]}
 
 
 def _valid(serializer_class: type, data: Any, **kwargs: Any) -> dict[str, Any]:
@@ -101,9 +126,13 @@ class LabelViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
     def retrieve(self, request: Request, project: str, label_id: str) -> Response:
         return Response(s.LabelSerializer(selectors.label_get(project=self.project, label_id=label_id)).data)
 
-    @extend_schema(request=s.LabelCreateSerializer, responses={201: s.LabelSerializer})
+    @extend_schema(
+        request=s.LabelCreateSerializer,
+        responses={201: s.LabelWriteSerializer, 400: TERM_REFUSAL},
+    )
     def create(self, request: Request, project: str) -> Response:
         data = _valid(s.LabelCreateSerializer, request.data)
+        warnings = _accepted_terms(self.project, None, data) if data["accept_similar"] else []
         label = services.label_create(
             project=self.project,
             actor=request.user,
@@ -114,15 +143,19 @@ class LabelViewSet(ProjectScopedMixin, viewsets.GenericViewSet):
             synonyms=data["synonyms"],
             examples=data["examples"],
             status=data["status"],
+            accept_similar=data["accept_similar"],
         )
-        return Response(s.LabelSerializer(label).data, status=status.HTTP_201_CREATED)
+        return Response(_written(label, warnings), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=s.LabelUpdateSerializer, responses=s.LabelSerializer)
+    @extend_schema(
+        request=s.LabelUpdateSerializer, responses={200: s.LabelWriteSerializer, 400: TERM_REFUSAL}
+    )
     def partial_update(self, request: Request, project: str, label_id: str) -> Response:
         data = _valid(s.LabelUpdateSerializer, request.data)
         label = selectors.label_get(project=self.project, label_id=label_id)
+        warnings = _accepted_terms(self.project, label, data) if data["accept_similar"] else []
         label = services.label_update(label=label, actor=request.user, **data)
-        return Response(s.LabelSerializer(label).data)
+        return Response(_written(label, warnings))
 
     @extend_schema(request=s.LabelMoveSerializer, responses=s.LabelSerializer)
     @action(detail=True, methods=["post"])

@@ -21,7 +21,8 @@ from projects.models import Project
 
 from ..models import Cluster, Label, LabelStatus
 from ..selectors import taxonomy_view
-from ..validator import LabelRecord, validate_taxonomy
+from ..term_guard import TermConflict, TermConflicts, term_conflicts
+from ..validator import LabelRecord, TaxonomyView, validate_taxonomy
 from .knowledge import _clean_list, _diff, _full_clean, _raise_if, _user_or_none, knowledge_changed
 
 
@@ -61,6 +62,18 @@ def _refresh_paths(label: Label) -> None:
         stack.extend(current.children.all().select_related("cluster", "parent"))
 
 
+def _guard_terms(
+    view: TaxonomyView, label_id: str, new_terms: dict[str, list[str]], *, accept_similar: bool
+) -> list[TermConflict]:
+    """Refuse new terms identical to another label's, and very close ones unless ``accept_similar``
+    (``taxonomy.term_guard``); the accepted close ones are returned (the audit records them)."""
+    conflicts = term_conflicts(view, label_id=label_id, new_terms=new_terms)
+    refused = [c for c in conflicts if c.identical or not accept_similar]
+    if refused:
+        raise TermConflicts(refused)
+    return conflicts
+
+
 def next_label_id(*, project: Project) -> str:
     """Issue the next LabelID; the counter only moves forward, so IDs are never reused."""
     Project.objects.filter(pk=project.pk).update(label_seq=F("label_seq") + 1)
@@ -82,11 +95,14 @@ def label_create(
     status: str = LabelStatus.ACTIVE,
     reason: str = "",
     label_id: str | None = None,
+    accept_similar: bool = False,
 ) -> Label:
     """Add a label (root when ``parent_id`` is None) under the validator's rules.
 
     ``label_id`` is one the caller issued with ``next_label_id`` beforehand (the changeset interpreter
-    issues it when it applies a ``label_add``); by default the next one is issued here."""
+    issues it when it applies a ``label_add``); by default the next one is issued here. Synonyms and
+    examples pass the term guard (``taxonomy.term_guard``): one identical to another label's term is
+    refused, a very close one too unless ``accept_similar``."""
     if status == LabelStatus.DEPRECATED:
         raise RuleViolation(
             Violation("taxonomy.label_status", "a new label cannot start DEPRECATED", "status")
@@ -107,6 +123,12 @@ def label_create(
         tuple(_clean_list(examples)),
     )
     _raise_if(validate_taxonomy(view.with_label(record)))
+    accepted = _guard_terms(
+        view,
+        label_id,
+        {"synonyms": list(record.synonyms), "examples": list(record.examples)},
+        accept_similar=accept_similar,
+    )
     cluster = Cluster.objects.get(project=project, key=cluster_key)
     parent = Label.objects.get(project=project, label_id=parent_id) if parent_id else None
     label = Label(
@@ -133,7 +155,7 @@ def label_create(
         object_type="label",
         object_key=label.label_id,
         after=_label_snapshot(label),
-        reason=reason,
+        reason=_with_accepted(reason, accepted),
     )
     knowledge_changed(project=project)
     return label
@@ -149,8 +171,12 @@ def label_update(
     synonyms: Iterable[str] | None = None,
     examples: Iterable[str] | None = None,
     reason: str = "",
+    accept_similar: bool = False,
 ) -> Label:
-    """Rename or edit a label's description, synonyms or examples (its LabelID never changes)."""
+    """Rename or edit a label's description, synonyms or examples (its LabelID never changes).
+
+    Synonyms and examples the label did not have pass the term guard (``taxonomy.term_guard``): one
+    identical to another label's term is refused, a very close one too unless ``accept_similar``."""
     label = Label.objects.select_for_update(of=("self",)).select_related("cluster", "parent").get(pk=label.pk)
     before = _label_snapshot(label)
     new_name = label.name if name is None else name.strip()
@@ -167,7 +193,17 @@ def label_update(
         tuple(new_synonyms),
         tuple(new_examples),
     )
-    _raise_if(validate_taxonomy(taxonomy_view(project=label.project).with_label(record)))
+    view = taxonomy_view(project=label.project)
+    _raise_if(validate_taxonomy(view.with_label(record)))
+    accepted = _guard_terms(
+        view,
+        label.label_id,
+        {
+            "synonyms": [s for s in new_synonyms if s not in before["synonyms"]],
+            "examples": [e for e in new_examples if e not in before["examples"]],
+        },
+        accept_similar=accept_similar,
+    )
     label.name, label.description, label.synonyms, label.examples = (
         new_name,
         new_description,
@@ -186,14 +222,26 @@ def label_update(
         object_key=label.label_id,
         before=_diff(before, _label_snapshot(label))[0],
         after=_diff(before, _label_snapshot(label))[1],
-        reason=reason,
+        reason=_with_accepted(reason, accepted),
     )
     knowledge_changed(project=label.project)
     return label
 
 
-def label_example_add(*, label: Label, actor: Actor, text: str) -> Label:
-    return label_update(label=label, actor=actor, examples=[*label.examples, text])
+def _with_accepted(reason: str, accepted: list[TermConflict]) -> str:
+    """The audit reason, with the close terms the writer confirmed (``accept_similar``)."""
+    if not accepted:
+        return reason
+    note = "confirmed close to another label: " + "; ".join(
+        f"“{c.text}” ~ {c.other.label_id} ({c.similarity:.2f})" for c in accepted
+    )
+    return f"{reason} ({note})" if reason else note
+
+
+def label_example_add(*, label: Label, actor: Actor, text: str, accept_similar: bool = False) -> Label:
+    return label_update(
+        label=label, actor=actor, examples=[*label.examples, text], accept_similar=accept_similar
+    )
 
 
 def label_example_remove(*, label: Label, actor: Actor, text: str) -> Label:
@@ -202,8 +250,10 @@ def label_example_remove(*, label: Label, actor: Actor, text: str) -> Label:
     return label_update(label=label, actor=actor, examples=[e for e in label.examples if e != text])
 
 
-def label_synonym_add(*, label: Label, actor: Actor, text: str) -> Label:
-    return label_update(label=label, actor=actor, synonyms=[*label.synonyms, text])
+def label_synonym_add(*, label: Label, actor: Actor, text: str, accept_similar: bool = False) -> Label:
+    return label_update(
+        label=label, actor=actor, synonyms=[*label.synonyms, text], accept_similar=accept_similar
+    )
 
 
 def label_synonym_remove(*, label: Label, actor: Actor, text: str) -> Label:

@@ -36,15 +36,22 @@ LABEL_INCOMPAT = "taxonomy/partials/label_incompat_response.html"
 
 
 class TermWrite(Protocol):
-    """``services.label_synonym_add`` and its kin: one term added to or removed from a label."""
+    """``services.label_synonym_remove`` and its kin: one term removed from a label."""
 
     def __call__(self, *, label: Label, actor: Actor, text: str) -> Label: ...
+
+
+class TermAdd(Protocol):
+    """``services.label_synonym_add`` and its kin: one term added (``accept_similar`` confirms a term
+    very close to another label's)."""
+
+    def __call__(self, *, label: Label, actor: Actor, text: str, accept_similar: bool = False) -> Label: ...
 
 
 class TermKind(TypedDict):
     title: str
     noun: str
-    add: TermWrite
+    add: TermAdd
     remove: TermWrite
 
 
@@ -226,7 +233,9 @@ def label_term_add(request: HtmxHttpRequest, access: ProjectAccess, label_id: st
         anchor=f"#{kind}-section",
         message=f"{spec['noun'].capitalize()} added.",
         form=lambda label: forms.LabelTermForm(request.POST, noun=spec["noun"]),
-        save=lambda label, d: spec["add"](label=label, actor=request.user, text=d["text"]),
+        save=lambda label, d: spec["add"](
+            label=label, actor=request.user, text=d["text"], accept_similar=d["accept_similar"]
+        ),
     )
 
 

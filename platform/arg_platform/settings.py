@@ -235,6 +235,9 @@ SNAPSHOT_CHECK_S = float(
         doc="how often a process checks which release is active, and a web worker preloads a new one (s)",
     )
 )
+# A web worker loads the encoder, the active releases' runtimes and indexes before it accepts a request
+# (``arg_platform.health.warm_up_run``); off, they load on the first request that needs them.
+WARM_UP = env_bool("ARG_WARM_UP", True, doc="web workers load models and releases before serving")
 
 # --- Celery ---------------------------------------------------------------------------------------
 CELERY_DATA_DIR = DATA_DIR / "celery"

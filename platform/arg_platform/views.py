@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from projects.selectors import project_list_for_user
 
-from .health import health_report, report_as_json
+from .health import health_report, public_report, report_as_json
 from .metrics import metrics_token_ok
 
 
@@ -25,11 +25,13 @@ def _operator(request: HttpRequest) -> bool:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Up or down: 200 ``{"status": "ok"}`` when database, graph store, broker, embedder and active
-    release all answer, else 503 ``{"status": "degraded"}``. Which part failed and why (exception text,
-    project slugs, versions) only for operators: staff or ``Authorization: Bearer $ARG_METRICS_TOKEN``."""
+    """Up and ready: 200 ``{"status": "ok"}`` when database, graph store, broker, embedder and active
+    release all answer and this process is warm (``arg_platform.health``), else 503 with the status
+    ``starting`` (warming up) or ``degraded``. Which part failed and why
+    (exception text, project slugs, versions, warm-up steps) only for operators: staff or
+    ``Authorization: Bearer $ARG_METRICS_TOKEN``."""
     ok, results = health_report()
-    body = report_as_json(ok, results) if _operator(request) else {"status": "ok" if ok else "degraded"}
+    body = report_as_json(ok, results) if _operator(request) else public_report(ok, results)
     return JsonResponse(body, status=200 if ok else 503)
 
 

@@ -27,7 +27,8 @@ def test_healthz_ok(operator):
     body = resp.json()
     assert body["status"] == "ok"
     assert body["failing"] == []
-    assert set(body["components"]) == {"database", "graph_store", "broker", "embedder", "release"}
+    assert body["ready"] is True
+    assert set(body["components"]) == {"database", "graph_store", "broker", "embedder", "release", "warm_up"}
     assert body["components"]["graph_store"]["info"]["backend"] == "sql"
     assert body["components"]["embedder"]["info"]["dim"] == 384
     assert resp["X-Request-ID"]
@@ -87,6 +88,15 @@ def test_anonymous_healthz_says_only_up_or_down(client, make_project, make_user,
     details = staff.get("/healthz")
     assert details.status_code == 503 and details.json()["failing"] == ["broker"]
     assert b"secret-customer" in details.content  # the active release names its project
+    # not warm: still nothing but the status
+    health.readiness.begin()
+    try:
+        monkeypatch.setitem(health.CHECKS, "broker", health.check_broker)
+        for caller in callers:
+            resp = caller.get("/healthz")
+            assert (resp.status_code, resp.json()) == (503, {"status": "starting"})
+    finally:
+        health.readiness.reset()
 
 
 def test_schema_is_openapi3(client):
@@ -136,3 +146,69 @@ def test_json_log_format_carries_request_id():
     assert line["request_id"] == "rid-1"
     assert line["step"] == "landing"
     assert line["level"] == "INFO"
+
+
+@pytest.fixture
+def fresh_readiness():
+    """This process's warm-up state, restored after the test (the test process itself never warms up)."""
+    health.readiness.reset()
+    yield health.readiness
+    health.readiness.reset()
+
+
+def test_healthz_is_not_ready_while_the_process_warms_up(operator, client, fresh_readiness):
+    """A worker that has begun but not finished its warm-up answers 503 ``starting`` (anonymous callers
+    too: a load balancer's probe sends no token), and 200 once every step ran."""
+    fresh_readiness.begin()
+    fresh_readiness.step_done("embedder", 12.5)
+    resp = operator.get("/healthz")
+    assert resp.status_code == 503
+    body = resp.json()
+    assert (body["status"], body["ready"], body["failing"]) == ("starting", False, ["warm_up"])
+    assert body["components"]["warm_up"]["info"]["state"] == "warming"
+    assert body["components"]["warm_up"]["info"]["steps_ms"] == {"embedder": 12.5}
+    anonymous = type(client)()
+    assert (anonymous.get("/healthz").status_code, anonymous.get("/healthz").json()) == (
+        503,
+        {"status": "starting"},
+    )
+    fresh_readiness.finish()
+    resp = operator.get("/healthz")
+    assert (resp.status_code, resp.json()["status"], resp.json()["ready"]) == (200, "ok", True)
+    assert resp.json()["components"]["warm_up"]["info"]["state"] == "ready"
+
+
+def test_a_failed_warm_up_step_is_degraded_and_names_the_step(operator, fresh_readiness):
+    def broken() -> None:
+        raise OSError("model folder unreadable")
+
+    ran = []
+    state = health.warm_up_run([("embedder", broken), ("releases", lambda: ran.append("releases"))])
+    assert ran == ["releases"]  # the next steps still run
+    assert state.state == "failed"
+    resp = operator.get("/healthz")
+    assert resp.status_code == 503
+    body = resp.json()
+    assert (body["status"], body["ready"], body["failing"]) == ("degraded", False, ["warm_up"])
+    assert "embedder: OSError: model folder unreadable" in body["components"]["warm_up"]["detail"]
+
+
+def test_warm_up_loads_what_the_first_request_would(operator, make_project, fresh_readiness, settings):
+    """The real warm-up steps: afterwards the encoder is loaded, the active release's runtime is built
+    and this process reports ready with each step's duration."""
+    from arg_platform.embedder import get_embedder
+    from inference import runtime as runtime_module
+    from ontology.snapshot_registry import registry
+
+    project = make_project("warm")
+    release = release_publish(project=project, actor=None)
+    registry.clear()
+    runtime_module.runtime_cache_clear()
+    state = health.warm_up_run(runtime_module.warm_up_steps())
+    assert state.state == "ready", state.error
+    assert get_embedder().info().loaded is True
+    assert (project.pk, release.pk, release.checksum) in runtime_module._cache
+    resp = operator.get("/healthz")
+    assert resp.status_code == 200
+    steps = resp.json()["components"]["warm_up"]["info"]["steps_ms"]
+    assert list(steps) == ["urls", "embedder", "releases", "actions", "pii", "metrics", "lexicon"]

@@ -1,9 +1,12 @@
 """What is verified before an action runs (ARG v1 §2.8 steps 1–2): its parameters and preconditions.
 
 *Parameters* are declared on the Action node (``extras["parameters"]``: name, type, required,
-description). ``parameters_validate`` keeps the declared ones, coerces them to their type (string,
-integer, number, boolean, list, map, datetime) and reports the required ones that are missing and the
-ones whose value does not fit — both become a clarification question.
+description, and for typed ones ``pattern``, ``values``, ``synonyms``, ``source`` — see
+``ontology.store.port.ParameterSpec``). ``parameters_validate`` keeps the declared ones, coerces them
+to their type (string, integer, number, boolean, list, map, datetime, date, email, identifier — a
+value matching its ``pattern`` —, enum — one of its ``values`` or a synonym of one) and reports the
+required ones that are missing and the ones whose value does not fit — both become a clarification
+question.
 
 *Preconditions* are human-readable sentences on the node (``extras["preconditions"]``). Each gets one
 of three statuses: ``met`` / ``unmet`` when the handler's registration checks it (see
@@ -18,7 +21,7 @@ import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from inference.actions.registry import ActionContext, RegisteredHandler, Verdict
@@ -38,12 +41,34 @@ class PreconditionStatus:
     TO_CONFIRM = "to_confirm"
 
 
+EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+
+
 @dataclass(frozen=True)
 class ParameterSpec:
+    """A declared parameter as the pipeline reads it from the node's extras. ``source`` is ``prompt``
+    (the caller or the user's words may give it) or ``context`` (only the calling application)."""
+
     name: str
     type: str = "string"
     required: bool = False
     description: str = ""
+    pattern: str = ""
+    values: tuple[str, ...] = ()
+    synonyms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    source: str = "prompt"
+
+    @property
+    def from_context(self) -> bool:
+        return self.source == "context"
+
+    def words(self) -> dict[str, str]:
+        """An enum's accepted words (lower case) → the value each stands for."""
+        out = {v.lower(): v for v in self.values}
+        for value, synonyms in self.synonyms:
+            for word in synonyms:
+                out.setdefault(word.lower(), value)
+        return out
 
 
 @dataclass(frozen=True)
@@ -77,19 +102,49 @@ def parameter_specs(extras: Mapping[str, Any]) -> tuple[ParameterSpec, ...]:
             type=str(p.get("type") or "string"),
             required=bool(p.get("required")),
             description=str(p.get("description") or ""),
+            pattern=str(p.get("pattern") or ""),
+            values=tuple(str(v) for v in p.get("values") or ()),
+            synonyms=tuple(
+                (str(k), tuple(str(w) for w in ws)) for k, ws in (p.get("synonyms") or {}).items()
+            ),
+            source=str(p.get("source") or "prompt"),
         )
         for p in extras.get("parameters") or ()
         if p.get("name")
     )
 
 
-def _absent(value: Any) -> bool:
+def absent(value: Any) -> bool:
+    """True for a value that counts as not given: None, blank text, an empty list or map."""
     return value is None or (isinstance(value, str) and not value.strip()) or value in ([], {})
+
+
+def typed_coerce(value: Any, spec: ParameterSpec) -> Any:
+    """``value`` converted to ``spec``'s type, checked against its pattern or values; ``ValueError``
+    says what was expected."""
+    if spec.type == "email":
+        text = coerce(value, "string")
+        if not EMAIL_RE.fullmatch(text):
+            raise ValueError("an email address, e.g. ana@example.com")
+        return text
+    if spec.type in ("identifier", "string") and spec.pattern:
+        text = coerce(value, "string")
+        if not re.fullmatch(spec.pattern, text):
+            shown = spec.description or f"a value matching {spec.pattern}"
+            raise ValueError(shown if spec.type == "identifier" else f"a value matching {spec.pattern}")
+        return text
+    if spec.type == "enum":
+        text = coerce(value, "string")
+        found = spec.words().get(" ".join(text.lower().split()))
+        if found is None:
+            raise ValueError("one of " + ", ".join(spec.values))
+        return found
+    return coerce(value, spec.type)
 
 
 def coerce(value: Any, kind: str) -> Any:
     """``value`` converted to the declared parameter type; ``ValueError`` says what was expected."""
-    if kind == "string":
+    if kind in ("string", "identifier", "email", "enum"):
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise ValueError("a text value")
         return str(value).strip()
@@ -138,6 +193,17 @@ def coerce(value: Any, kind: str) -> Any:
         if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
             return json.loads(json.dumps(dict(value), default=str))
         raise ValueError("a set of name/value pairs")
+    if kind == "date":
+        if isinstance(value, datetime):
+            return value.date().isoformat()
+        if isinstance(value, date):
+            return value.isoformat()
+        if isinstance(value, str):
+            try:
+                return date.fromisoformat(value.strip()[:10]).isoformat()
+            except ValueError:
+                raise ValueError("a date (YYYY-MM-DD, e.g. 2025-03-01)") from None
+        raise ValueError("a date (YYYY-MM-DD, e.g. 2025-03-01)")
     if kind == "datetime":
         if isinstance(value, datetime):
             return value.isoformat()
@@ -157,12 +223,12 @@ def parameters_validate(specs: Sequence[ParameterSpec], given: Mapping[str, Any]
     invalid: list[tuple[str, str]] = []
     for spec in specs:
         raw = given.get(spec.name)
-        if _absent(raw):
+        if absent(raw):
             if spec.required:
                 missing.append(spec.name)
             continue
         try:
-            values[spec.name] = coerce(raw, spec.type)
+            values[spec.name] = typed_coerce(raw, spec)
         except ValueError as exc:
             invalid.append((spec.name, str(exc)))
     declared = {spec.name for spec in specs}
@@ -188,7 +254,7 @@ def context_checks(registered: RegisteredHandler | None, context: ActionContext)
         return []
     results = []
     for key in registered.required_context:
-        present = not _absent(getattr(context, key))
+        present = not absent(getattr(context, key))
         results.append(
             PreconditionResult(
                 text=f"The request context provides {key}",

@@ -9,8 +9,12 @@
    effect is unknown); the same key with other parameters is refused (``IdempotencyKeyReused``, 409);
 3. **handler resolution** — ``python:<name>`` must be registered, ``webhook:<url>`` must be http(s);
 4. **context preconditions** — the handler's ``required_context`` keys;
-5. **clarification** — missing or ill-typed required parameters → CLARIFY with one question naming
-   all of them (one deterministic step);
+5. **extraction and clarification** — declared parameters the caller did not send are taken from the
+   request context and the prompt (``inference.actions.extraction``; the caller's values win); a
+   required ``source: context`` parameter still missing means the calling application cannot run it
+   here (NEEDS_CONTEXT, the user is never asked for it); other missing or ill-typed required
+   parameters → CLARIFY with one question naming all of them (one deterministic step), saying what
+   was taken from the prompt;
 6. **handler preconditions** — ``check_preconditions`` on the validated parameters; the node's other
    preconditions are reported as "to confirm";
 7. **confirmation checkpoint** — high-risk actions (and medium-risk ones under RESTRICT) run only with
@@ -21,6 +25,10 @@
 The ``ActionExecution`` row keeps the parameters and result with their PII replaced by the Memory
 Guard's placeholders (``memory.pii.redact``): a replayed request gets that redacted copy.
 
+An action that cannot run for this asker (an unmet precondition, a missing context parameter) still
+answers: with the text of the nearest informational node (Info, InfoStable, FAQ, Shortcut; linked to
+the action, the closest to the prompt) — or the action's own text — then why it was not run.
+
 Nothing here raises on a failing integration: a failing or silent webhook, an unknown handler or a
 handler exception are an ACTION outcome with status FAILED / TIMEOUT and a clear explanation.
 """
@@ -30,10 +38,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -49,6 +58,7 @@ from inference.actions.checks import (
     parameters_validate,
     precondition_checks,
 )
+from inference.actions.extraction import Extraction, extract_parameters
 from inference.actions.handlers import (
     Execution,
     ResolvedHandler,
@@ -59,7 +69,7 @@ from inference.actions.handlers import (
     resolve_handler,
 )
 from inference.actions.registry import ActionContext, HandlerRegistry, default_registry
-from inference.contracts import Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
+from inference.contracts import Citation, Envelope, Outcome, OutcomeKind, PolicyDecision, PolicyState
 from inference.models import ActionExecution
 from memory.pii import redact
 from ontology.graph_snapshot import GraphSnapshot, NodeView
@@ -83,7 +93,12 @@ class ActionStatus:
     NOT_ALLOWED = "NOT_ALLOWED"
     NEEDS_PARAMETERS = "NEEDS_PARAMETERS"
     NEEDS_CONFIRMATION = "NEEDS_CONFIRMATION"
+    NEEDS_CONTEXT = "NEEDS_CONTEXT"  # a ``source: context`` parameter the calling application did not send
     PRECONDITION_FAILED = "PRECONDITION_FAILED"
+
+
+# The node types whose text answers a question (what an action that cannot run falls back to).
+INFORMATION_TYPES = frozenset({"Info", "InfoStable", "FAQ", "Shortcut"})
 
 
 def run_action(
@@ -99,8 +114,12 @@ def run_action(
     caller: str = "",
     registry: HandlerRegistry | None = None,
     timeout_s: float | None = None,
+    prompt_vec: np.ndarray | None = None,
 ) -> Outcome:
     """Verify, clarify and execute the Action node ``node_id`` for this request (see the module doc).
+
+    ``prompt_vec`` (the prompt's embedding) picks the informational node closest to the prompt when
+    the action cannot run; without it the strongest link decides.
 
     ``caller`` names who sends the request (``token:<id>``, ``user:<id>``): idempotency keys are
     theirs. ``registry`` defaults to the process-wide one, ``timeout_s`` to
@@ -123,6 +142,7 @@ def run_action(
         dry_run=dry_run,
         caller=caller[:64],
         digest=request_digest(given),
+        information=lambda: _nearest_information(snapshot, node, decision, prompt_vec),
     )
 
     refusal = policy_refusal(node, decision)  # 1. policy first
@@ -149,7 +169,13 @@ def run_action(
     checks = context_checks(registered, context)  # 4.
     if _unmet(checks):
         return report.precondition_failed(given, checks)
-    check = parameters_validate(parameter_specs(node.extras), given)  # 5.
+    specs = parameter_specs(node.extras)  # 5.
+    extraction = extract_parameters(specs, given, prompt=envelope.prompt, context=envelope.context)
+    report.extraction = extraction
+    check = parameters_validate(specs, extraction.values)
+    from_context = {spec.name for spec in specs if spec.from_context}
+    if any(name in from_context for name in check.missing):
+        return report.needs_context(check, checks, [n for n in check.missing if n in from_context])
     if not check.complete:
         return report.clarify_parameters(check, checks)
     preconditions = [str(p) for p in node.extras.get("preconditions") or ()]
@@ -393,7 +419,15 @@ class _Report:
     """Builds the ``Outcome`` and its ``action`` dict for one ``run_action`` call."""
 
     def __init__(
-        self, *, node: NodeView, handler: str, key: str, dry_run: bool, caller: str, digest: str
+        self,
+        *,
+        node: NodeView,
+        handler: str,
+        key: str,
+        dry_run: bool,
+        caller: str,
+        digest: str,
+        information: Callable[[], NodeView | None] = lambda: None,
     ) -> None:
         self.node = node
         self.handler = handler
@@ -401,6 +435,23 @@ class _Report:
         self.dry_run = dry_run
         self.caller = caller  # whose key it is
         self.digest = digest  # request_digest of the parameters sent
+        self.information = information  # the informational node answering when the action cannot run
+        self.extraction: Extraction | None = None  # what step 5 took from the context and the prompt
+
+    def taken(self, values: Mapping[str, Any]) -> str:
+        """The sentence telling the user which values were taken from their message, or ""."""
+        names = [n for n in (self.extraction.from_prompt if self.extraction else ()) if n in values]
+        if not names:
+            return ""
+        return " From your message I used " + ", ".join(f"{n}={values[n]}" for n in names) + "."
+
+    def fallback_text(self) -> tuple[str, tuple[Citation, ...]]:
+        """The information answering the asker when the action cannot run: the nearest informational
+        node's text, else the action's own text (with no citation)."""
+        info = self.information()
+        if info is not None and info.chunk.strip():
+            return info.chunk.strip(), (Citation(info.node_id, info.title, info.chunk[:200]),)
+        return self.node.chunk.strip(), ()
 
     def outcome(
         self,
@@ -415,7 +466,18 @@ class _Report:
         handler: str | None = None,
         replayed: bool = False,
         extra: Mapping[str, Any] | None = None,
+        citations: tuple[Citation, ...] = (),
+        extra_details: Mapping[str, object] | None = None,
     ) -> Outcome:
+        extraction = self.extraction
+        details: dict[str, object] = {}
+        if extraction is not None and (extraction.from_prompt or extraction.from_context):
+            # names only: the outcome details are logged as they are; the values stay in ``action``,
+            # which the log stores scrubbed by the Memory Guard
+            details = {
+                "parameters_from_prompt": list(extraction.from_prompt),
+                "parameters_from_context": list(extraction.from_context),
+            }
         action: dict[str, object] = {
             "handler": public_handler_ref(handler or self.handler),
             "node_id": self.node.node_id,
@@ -430,14 +492,52 @@ class _Report:
             "preconditions": [c.as_json() for c in checks],
             **(extra or {}),
         }
-        return Outcome(kind=kind, answer=explanation, action=action, missing_parameters=missing)
+        return Outcome(
+            kind=kind,
+            answer=explanation,
+            action=action,
+            missing_parameters=missing,
+            citations=citations,
+            details={**details, **(extra_details or {})},
+        )
 
     def precondition_failed(self, parameters: Mapping[str, Any], checks: list[PreconditionResult]) -> Outcome:
         unmet = _unmet(checks)
         reasons = "; ".join(f"{c.text}" + (f" ({c.reason})" if c.reason else "") for c in unmet)
-        text = f"“{self.node.title}” was not run: a precondition is not met — {reasons}."
+        information, citations = self.fallback_text()
+        text = f"I could not {_lower_first(self.node.title)} here: {reasons}."
+        text = f"{information}\n\n{text}" if information else text
         return self.outcome(
-            OutcomeKind.ACTION, ActionStatus.PRECONDITION_FAILED, parameters, text, checks=checks
+            OutcomeKind.ACTION,
+            ActionStatus.PRECONDITION_FAILED,
+            parameters,
+            text,
+            checks=checks,
+            citations=citations,
+            extra_details={"information_node": citations[0].node_id} if citations else None,
+        )
+
+    def needs_context(
+        self, check: ParameterCheck, checks: list[PreconditionResult], names: list[str]
+    ) -> Outcome:
+        """A required ``source: context`` parameter is missing: the information, and what the calling
+        application would have to send — never a question to the user about internal identifiers."""
+        information, citations = self.fallback_text()
+        text = (
+            f"I cannot {_lower_first(self.node.title)} from here: the application you are using did "
+            f"not identify the {', '.join(names)} it applies to. You can do it from your account, or ask "
+            "support."
+        )
+        text = f"{information}\n\n{text}" if information else text
+        return self.outcome(
+            OutcomeKind.ACTION,
+            ActionStatus.NEEDS_CONTEXT,
+            check.values,
+            text,
+            checks=checks,
+            citations=citations,
+            extra={"missing_context": names},
+            extra_details={"information_node": citations[0].node_id} if citations else None,
         )
 
     def clarify_parameters(self, check: ParameterCheck, checks: list[PreconditionResult]) -> Outcome:
@@ -448,6 +548,7 @@ class _Report:
         ]
         asks += [f"{name} ({expected})" for name, expected in check.invalid]
         text = f"To {_lower_first(self.node.title)}, please provide: " + "; ".join(asks) + "."
+        text += self.taken(check.values)
         missing = check.missing + tuple(name for name, _ in check.invalid)
         return self.outcome(
             OutcomeKind.CLARIFY,
@@ -463,7 +564,9 @@ class _Report:
         warning = "This is a high-risk action. " if self.node.risk == "high" else ""
         text = (
             f"Please confirm: {_lower_first(self.node.title)} with {_describe(check.values)}. {warning}"
-            "Send the same request with confirm=true to proceed." + _to_confirm(checks)
+            "Send the same request with confirm=true to proceed."
+            + self.taken(check.values)
+            + _to_confirm(checks)
         )
         return self.outcome(
             OutcomeKind.CLARIFY,
@@ -480,7 +583,7 @@ class _Report:
         title = self.node.title
         why = execution.explanation.rstrip(".")
         if execution.status == ActionStatus.SUCCEEDED:
-            text = f"“{title}”: done." + _to_confirm(checks)
+            text = f"“{title}”: done." + self.taken(check.values) + _to_confirm(checks)
         elif execution.status == ActionStatus.DRY_RUN:
             text = (
                 f"Dry run of “{title}”: parameters and preconditions are valid; nothing was sent."
@@ -506,6 +609,31 @@ class _Report:
             checks=checks,
             extra={"duration_ms": execution.duration_ms, **ignored},
         )
+
+
+def _nearest_information(
+    snapshot: GraphSnapshot, node: NodeView, decision: PolicyDecision, prompt_vec: np.ndarray | None
+) -> NodeView | None:
+    """The ACTIVE informational node linked to ``node`` (either direction) that the policy admits and
+    that is closest to the prompt (by embedding; by link weight without one), or None."""
+    positions, _types, weights = snapshot.neighbours(node.position, direction="both")
+    constraints = decision.constraints
+    best: tuple[float, NodeView] | None = None
+    for position, weight in zip(positions.tolist(), weights.tolist(), strict=True):
+        view = snapshot.node(int(position))
+        if view.type not in INFORMATION_TYPES or view.status != "ACTIVE":
+            continue
+        if not constraints.admits_node_type(view.type) or any(
+            label in constraints.forbidden_labels or not constraints.admits_label(label)
+            for label in view.labels
+        ):
+            continue
+        score = float(weight)
+        if prompt_vec is not None and snapshot.embeddings is not None:
+            score = float(np.dot(snapshot.embeddings[view.position], prompt_vec))
+        if best is None or score > best[0]:
+            best = (score, view)
+    return best[1] if best else None
 
 
 def _lower_first(title: str) -> str:

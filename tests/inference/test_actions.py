@@ -168,6 +168,9 @@ def test_every_demo_action_has_a_registered_handler_that_runs(demo_snapshot, pro
     assert ActionExecution.objects.filter(status="SUCCEEDED").count() == 53
 
 
+EXAMPLE_IDS = {"INV-": "INV-2024-004512", "ch_": "ch_3PqA9x2B", "wh_": "wh_8Kq2x", r"\d{4}-\d{2}": "2024-05"}
+
+
 def plausible_parameters(declared: list[dict[str, Any]]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for p in declared:
@@ -175,7 +178,11 @@ def plausible_parameters(declared: list[dict[str, Any]]) -> dict[str, Any]:
             [o.strip() for o in p["description"].split("(")[0].split("|")] if "|" in p["description"] else []
         )
         name, kind = p["name"], p["type"]
-        if kind == "list":
+        if kind == "enum":
+            values[name] = p["values"][0]
+        elif kind == "identifier" or p.get("pattern"):
+            values[name] = next(v for k, v in EXAMPLE_IDS.items() if k in p["pattern"])
+        elif kind == "list":
             values[name] = options[:1] or ["item-1"]
         elif kind == "map":
             values[name] = {"LOG_LEVEL": "debug"}
@@ -268,9 +275,8 @@ def test_an_unmet_machine_checked_precondition_stops_the_action(demo_snapshot, p
 
     assert refused.kind == OutcomeKind.ACTION
     assert refused.action["status"] == "PRECONDITION_FAILED"
-    assert refused.answer == (
-        "“Page the on-call engineer” was not run: a precondition is not met — "
-        "Requester is an Acme Cloud staff member (policy role)."
+    assert refused.answer.endswith(
+        "I could not page the on-call engineer here: Requester is an Acme Cloud staff member (policy role)."
     )
     assert allowed.action["status"] == "SUCCEEDED"
     assert len(counting.calls) == 1
@@ -410,12 +416,12 @@ def test_a_medium_risk_action_asks_for_confirmation_only_under_restrict(demo_sna
         demo_snapshot,
         project,
         node_id=RETRY,
-        parameters={"invoice_id": "INV-1"},
+        parameters={"invoice_id": "INV-2024-000001"},
         decision=decision(PolicyState.RESTRICT),
         registry=counting.registry,
     )
     allowed = act(
-        demo_snapshot, project, node_id=RETRY, parameters={"invoice_id": "INV-1"}, registry=counting.registry
+        demo_snapshot, project, node_id=RETRY, parameters={"invoice_id": "INV-2024-000001"}, registry=counting.registry
     )
 
     assert restricted.kind == OutcomeKind.CLARIFY

@@ -1,12 +1,15 @@
 """What would route here: a label's prompts and its neighbours', each routed by the active release.
 
-The *preview* of a label takes, from the draft taxonomy, up to ``PREVIEW_OWN`` of the label's examples
-(its name when it has none) and the ``PREVIEW_OTHERS`` examples of other labels closest to its terms
+The *preview* of a label takes, from the draft taxonomy, the ``PREVIEW_OWN`` examples of the label
+closest to another label's terms (its name when it has none; ``taxonomy.term_guard.examples_at_risk``)
+and the ``PREVIEW_OTHERS`` examples of other labels closest to its terms
 (``taxonomy.term_guard.nearest_other_examples``), and routes each through the whole pipeline of the
 active release in dry run (``InferenceRequest.dry_run``; each request in a rolled-back transaction, so
 nothing is written and no log row is left). A row *collides* when one of the label's own prompts lands
-elsewhere, or another label's prompt lands on this label: the curator sees the overlap before
-publishing. Routing is by the active release; the prompts are the draft's, so an example added since
+on another label, or another label's prompt lands on this label: the curator sees the overlap before
+publishing. The requests run as one policy role: the curator's pick, by default the role whose policy
+admits this label and the most labels in all (so that policy gating hides as few collisions as
+possible). Routing is by the active release; the prompts are the draft's, so an example added since
 the last publication already shows where the live release would send it.
 """
 
@@ -23,7 +26,12 @@ from inference.runtime import ReleaseRuntime, runtime_for
 from ontology import snapshot_registry
 from projects.models import Project
 from taxonomy.selectors import taxonomy_view
-from taxonomy.term_guard import CompetingLabel, competing_labels, nearest_other_examples
+from taxonomy.term_guard import (
+    CompetingLabel,
+    competing_labels,
+    examples_at_risk,
+    nearest_other_examples,
+)
 
 PREVIEW_OWN = 6  # the label's own examples routed per preview
 PREVIEW_OTHERS = 6  # other labels' nearest examples routed per preview
@@ -61,13 +69,18 @@ class LabelPreview:
 
 
 def _default_role(runtime: ReleaseRuntime, label_id: str) -> str | None:
-    """The first role (by key) whose policy admits the label, else the first role (None: no roles)."""
-    keys = sorted(runtime.roles)
-    for key in keys:
+    """The role whose policy admits ``label_id`` and the most labels in all (ties: the first key);
+    None when the release has no roles."""
+
+    def reach(key: str) -> tuple[bool, int]:
         policy = runtime.policies.get(runtime.roles[key].policy)
-        if policy is not None and policy.constraints.admits_label(label_id):
-            return key
-    return keys[0] if keys else None
+        if policy is None:
+            return (False, 0)
+        admits = policy.constraints.admits_label
+        return (admits(label_id), sum(1 for lid in runtime.labels if admits(lid)))
+
+    keys = sorted(runtime.roles)
+    return max(keys, key=lambda k: (*reach(k), -keys.index(k))) if keys else None
 
 
 def label_preview(*, project: Project, label_id: str, role: str | None = None) -> LabelPreview:
@@ -81,9 +94,9 @@ def label_preview(*, project: Project, label_id: str, role: str | None = None) -
     roles = tuple(sorted(runtime.roles))
     if role not in runtime.roles:
         role = _default_role(runtime, label_id)
-    record = view.labels[label_id]
     prompts: list[tuple[str, str, str, float | None]] = [
-        (text, label_id, record.name, None) for text in (record.examples or (record.name,))[:PREVIEW_OWN]
+        (term.text, label_id, term.label_name, None)
+        for term, _ in examples_at_risk(view, label_id=label_id, limit=PREVIEW_OWN)
     ]
     prompts += [
         (term.text, term.label_id, term.label_name, sim)
@@ -126,7 +139,7 @@ def label_preview(*, project: Project, label_id: str, role: str | None = None) -
                 confidence=float(result.weaver.confidence) if result.weaver is not None else 0.0,
                 outcome=kind,
                 target=target,
-                collides=(landed != label_id) if own else (landed == label_id),
+                collides=(landed is not None and landed != label_id) if own else (landed == label_id),
             )
         )
     return LabelPreview(label_id, snapshot.version, role, roles, competing, tuple(rows))

@@ -347,3 +347,22 @@ def draft_term_warnings(*, project: Project) -> list[Violation]:
     sharing an identical or very close term (``cross_label_duplicates``). Publication is not refused:
     a pack may carry such pairs on purpose, and the curator decides."""
     return [d.violation() for d in cross_label_duplicates(taxonomy_view(project=project))]
+
+
+def examples_at_risk(view: TaxonomyView, *, label_id: str, limit: int = 6) -> list[tuple[Term, float]]:
+    """``label_id``'s own examples (its name when it has none) closest to another label's terms: (term,
+    best cosine with another label's name, synonym or example), highest first — the ones most likely
+    to be routed elsewhere."""
+    own = view.labels.get(label_id)
+    if own is None:
+        return []
+    mine = [t for t in label_terms(own) if t.kind == "examples"] or [label_terms(own)[0]]
+    others = [t for r in _routing_records(view) if r.label_id != label_id for t in label_terms(r)]
+    if not others:
+        return [(t, 0.0) for t in mine[:limit]]
+    vectors = _vectors([t.text for t in mine] + [t.text for t in others])
+    if vectors is None:
+        return [(t, 0.0) for t in mine[:limit]]
+    best = (vectors[: len(mine)] @ vectors[len(mine) :].T).max(axis=1)
+    order = sorted(range(len(mine)), key=lambda i: (-float(best[i]), i))
+    return [(mine[i], float(best[i])) for i in order[:limit]]

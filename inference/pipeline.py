@@ -149,6 +149,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
     from inference.steps.fallback import abstention_outcome
     from inference.steps.graph_index import graph_runtime_for
     from inference.steps.language import covered_languages, language_outcome, uncovered_language
+    from inference.steps.memory_signal import memory_signal_for
     from inference.steps.proposer import proposer_for
     from inference.steps.weaver import weave, weaver_index_for
 
@@ -246,6 +247,12 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
             result.explanation = _explain(result, snapshot, runtime)
             return result
         typology = _typology(runtime, envelope)
+        memory_signal = None
+        if envelope.context.user_id and request.snapshot is None:  # S_memory: live requests of a known user
+            with _step(result, "memory_signal"):
+                memory_signal = memory_signal_for(
+                    project_id=request.project.pk, user_id=envelope.context.user_id, prompt_vec=prompt_vec
+                )
         with _step(result, "traversal"):
             result.route = traversal.route(
                 snapshot,
@@ -255,6 +262,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 decision=decision,
                 typology=typology,
                 prompt_vec=prompt_vec,
+                memory_signal=memory_signal,
             )
         target = result.route.target or start
         node = snapshot.node(target)

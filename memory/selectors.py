@@ -23,6 +23,7 @@ from .models import (
     InfoUnitEvent,
     RegistryAttempt,
     Scope,
+    Signal,
     TermDistinction,
 )
 
@@ -331,3 +332,40 @@ def memory_read(
             current = resolved
         out.append(ReadItem(episode=episode, hit=hit, node_ids_current=current, redirected=redirected))
     return MemoryReadResult(items=tuple(out), scanned=len(rows), redirects=redirects)
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    """One of a caller's own memories as evidence of use of a node (the input of ``S_memory``)."""
+
+    node_id: str  # where the memory's node lives on now (after splits and merges)
+    relevance: float  # cosine of the memory's statement with the request, in [0, 1]
+    strong: bool  # an explicit, reliable confirmation (``Signal.STRONG``)
+    occurred_at: Any  # datetime
+
+
+def memory_usage_events(
+    *, project_id: int, user_id: str, query: np.ndarray, min_relevance: float, limit: int
+) -> list[UsageEvent]:
+    """The caller's own (USER scope) memories attached to a node and relevant to ``query`` (a unit
+    vector): at most the ``limit`` most recent, each counted once per node it lives on now."""
+    if not user_id:
+        return []
+    rows = list(
+        EpisodicMemory.objects.filter(project_id=project_id, scope=Scope.USER, subject=user_id)
+        .exclude(node_id="")
+        .exclude(embedding=None)
+        .order_by("-id")
+        .values_list("embedding", "node_id", "node_ids_current", "signal", "occurred_at")[:limit]
+    )
+    events: list[UsageEvent] = []
+    for blob, node_id, current, signal, occurred_at in rows:
+        vector = np.frombuffer(bytes(blob or b""), dtype=np.float32)
+        if vector.shape != query.shape:
+            continue
+        relevance = float(vector @ query)
+        if relevance < min_relevance:
+            continue
+        for node in current or [node_id]:
+            events.append(UsageEvent(node, relevance, signal == Signal.STRONG, occurred_at))
+    return events

@@ -10,6 +10,7 @@ class InferenceConfig(AppConfig):
 
     def ready(self) -> None:
         # imported here, not at module top: these modules import models, which need the app registry
+        from inference.learning.calibration import calibrate_ask_threshold
         from inference.learning.classifier import train_label_classifier
         from inference.learning.encoder_finetune import release_encoder_hook
         from inference.runtime import runtime_for
@@ -22,6 +23,8 @@ class InferenceConfig(AppConfig):
             ENCODER_HOOKS.append(release_encoder_hook)
         if train_label_classifier not in PUBLISH_HOOKS:
             PUBLISH_HOOKS.append(train_label_classifier)
+        if calibrate_ask_threshold not in PUBLISH_HOOKS:  # the ask threshold, on held-out examples
+            PUBLISH_HOOKS.append(calibrate_ask_threshold)
         if info_sentences_hook not in GRAPH_HOOKS:
             GRAPH_HOOKS.append(info_sentences_hook)
         if release_languages_hook not in GRAPH_HOOKS:  # the languages its examples cover

@@ -3,9 +3,11 @@
 * **Policy first** — the Policy Manager's pre-check runs before any retrieval; a BLOCKed or refocused
   request returns before the lexical step is even called.
 * **Taxonomy validity wins** — labels reach landing only through the Context Weaver's validator. An
-  abstained landing gets the controlled fallback of ``inference.steps.fallback``: the policy's refocus
-  message when its label gate alone emptied ``L_final``, "Do you mean X or Y?" for in-domain
-  ambiguity, else the OutOfScope node the landing chose.
+  abstained landing (out of domain, or a confidence below the release's ask threshold) gets the
+  controlled fallback of ``inference.steps.fallback``: the policy's refocus message when its label
+  gate alone emptied ``L_final``, "Do you mean X or Y?" for in-domain ambiguity, else the OutOfScope
+  node the landing chose (an accusing one only on strong evidence). A vague prompt ("access",
+  "help") is asked about whatever the landing says.
 * **The graph is fixed during the request** — one snapshot is pinned at the start and every step reads
   that frozen object; nothing here writes to the graph store.
 
@@ -146,7 +148,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
     from inference.steps import info, landing, lexical, policy_manager, traversal
     from inference.steps.clarification import clarified_request
     from inference.steps.envelope import build_envelope
-    from inference.steps.fallback import abstention_outcome
+    from inference.steps.fallback import abstention_outcome, is_vague, vague_outcome
     from inference.steps.graph_index import graph_runtime_for
     from inference.steps.language import covered_languages, language_outcome, uncovered_language
     from inference.steps.memory_signal import memory_signal_for
@@ -229,6 +231,15 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 prompt_vec=prompt_vec,
                 params=params.landing,
             )
+        if result.clarified is None and is_vague(envelope.prompt):  # asked about, not judged
+            result.outcome, result.explanation = vague_outcome(
+                envelope=envelope,
+                runtime=runtime,
+                decision=decision,
+                weaver=result.weaver,
+                lexical=result.lexical,
+            )
+            return result
         if result.landing.abstained:  # the controlled fallback: refocus, clarify, or out of scope
             fallback = abstention_outcome(
                 envelope=envelope,
@@ -237,6 +248,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 weaver=result.weaver,
                 landing=result.landing,
                 lexical=result.lexical,
+                snapshot=snapshot,
             )
             if fallback is not None:
                 result.outcome, result.explanation = fallback

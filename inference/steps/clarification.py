@@ -28,6 +28,7 @@ from typing import Any
 from arg_platform.errors import RuleViolation, Violation
 
 OPTIONS_ASKED = 2  # "X or Y": fewer branches is no question
+OPTIONS_MAX = 3  # "X, Y or Z": what a vague prompt is offered at most
 DETAILS_KEY = "disambiguate"  # outcome_details key of the options a request offered
 LEGACY_DETAILS_KEY = "clarify"  # the same, in log rows written before the key was shared
 
@@ -52,11 +53,15 @@ class Clarified:
 
 
 def offerable_options(
-    ranked: Iterable[str], name_of: Callable[[str], str | None], decision: Any
+    ranked: Iterable[str],
+    name_of: Callable[[str], str | None],
+    decision: Any,
+    *,
+    at_most: int = OPTIONS_ASKED,
 ) -> list[Option]:
-    """The options to ask about: the first ``OPTIONS_ASKED`` labels of ``ranked`` (LabelIDs, best
-    first) that may be offered — ``name_of`` names an ACTIVE label and returns ``None`` for any other
-    (a SHADOW label is still under evaluation), the caller's policy admits it, and its name is not one
+    """The options to ask about: the first ``at_most`` labels of ``ranked`` (LabelIDs, best first)
+    that may be offered — ``name_of`` names an ACTIVE label and returns ``None`` for any other (a
+    SHADOW label is still under evaluation), the caller's policy admits it, and its name is not one
     already offered. Fewer than ``OPTIONS_ASKED``: none (``[]``)."""
     options: list[Option] = []
     for label_id in ranked:
@@ -68,9 +73,16 @@ def offerable_options(
         ):
             continue
         options.append(Option(label_id, name))
-        if len(options) == OPTIONS_ASKED:
-            return options
-    return []
+        if len(options) == at_most:
+            break
+    return options if len(options) >= OPTIONS_ASKED else []
+
+
+def question(options: Sequence[Option]) -> str:
+    """ "Do you mean X or Y?" / "Do you mean X, Y or Z?" over the options' names."""
+    names = [option.name for option in options]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return f"Do you mean {listed}?"
 
 
 def options_details(options: Sequence[Option]) -> dict[str, Any]:

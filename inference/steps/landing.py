@@ -6,15 +6,20 @@ this order:
 1. **OOD** (the weaver flagged the prompt out of domain) → abstain: land on the OutOfScope node most
    similar to the prompt (``abstained=True``, reason ``"ood"``), or, when the release has no admissible
    OutOfScope node, ``node_start=None`` with reason ``"fallback"``.
-2. **Cold start** (NEW_INTENT_CANDIDATE without OOD: in-domain vocabulary, novel pattern) → a
+2. **Low confidence** (``confidence_global`` below the *ask threshold*, ``ask_threshold``; a user's
+   choice has confidence 1 and never is) → abstain with reason ``"low_confidence"``: the request is
+   asked about (``inference.steps.fallback``), never answered by a node it barely matches. The ask
+   threshold is the release's, calibrated at publication on held-out examples
+   (``inference.learning.calibration``), unless ``LandingParams.min_confidence`` sets one.
+3. **Cold start** (NEW_INTENT_CANDIDATE without OOD: in-domain vocabulary, novel pattern) → a
    conservative approximate landing by embedding similarity inside the best cluster, restricted to
    Info-first / Clarify-first node types and never on a high-risk Action / DirectAction (v1.1 safety
    rule); reason ``"cold_start"``, flag NEW_INTENT_CANDIDATE. NEW_INTENT_CANDIDATE takes precedence
    over ABSTAIN_RECOMMENDED, a low confidence or an empty ``L_final``, which are what a novel pattern
    looks like; OOD does not.
-3. **Abstention** when ``L_final`` is empty, the weaver recommends abstaining, or ``confidence_global``
-   is below ``LandingParams.min_confidence`` → as in 1, reason ``"ood"``.
-4. **Set rules** over node ↔ label attachments: labels of ``L_final`` the policy admits; a label that
+4. **Abstention** when ``L_final`` is empty or the weaver recommends abstaining → as in 1, reason
+   ``"ood"``.
+5. **Set rules** over node ↔ label attachments: labels of ``L_final`` the policy admits; a label that
    is an ancestor of another label in the set is dropped in favour of the more specific one; then the
    first non-empty tier of admissible (ACTIVE, policy-admitted, taxonomy-coherent) nodes wins —
    the *intersection* of the specific labels' attachments (multi-label sets; reason
@@ -48,8 +53,9 @@ class LandingParams:
     """Thresholds of the landing step (defaults in parentheses are the documented defaults).
 
     * ``top_n`` (5) — landing candidates kept for the trace;
-    * ``min_confidence`` (0.2) — below this ``confidence_global`` the landing abstains (a safety net
-      under the weaver's own calibrated ABSTAIN_RECOMMENDED);
+    * ``min_confidence`` (``None``) — the ask threshold: below this ``confidence_global`` the landing
+      abstains. ``None`` reads the release's (``ask_threshold``); a number overrides it (a benchmark
+      calibrating its own threshold passes 0);
     * ``abstain_flags`` (OOD, ABSTAIN_RECOMMENDED) — weaver flags that make the landing abstain;
     * ``specificity_bonus`` (0.05) — weight added per tree level, so deeper labels win ties;
     * ``cold_start_node_types`` (Info, InfoStable, FAQ, Clarify, Decision) — the only types a
@@ -59,7 +65,7 @@ class LandingParams:
     """
 
     top_n: int = 5
-    min_confidence: float = 0.2
+    min_confidence: float | None = None
     abstain_flags: frozenset[Flag] = frozenset({Flag.OOD, Flag.ABSTAIN_RECOMMENDED})
     specificity_bonus: float = 0.05
     cold_start_node_types: frozenset[str] = COLD_START_NODE_TYPES
@@ -67,6 +73,19 @@ class LandingParams:
 
 
 DEFAULT_LANDING_PARAMS = LandingParams()
+DEFAULT_MIN_CONFIDENCE = 0.2  # the ask threshold of a release that has none calibrated
+ASK_DOCUMENT = (
+    "low_confidence"  # the release document of the calibration (``inference.learning.calibration``)
+)
+
+
+def ask_threshold(snapshot: GraphSnapshot, params: LandingParams = DEFAULT_LANDING_PARAMS) -> float:
+    """The confidence below which a request is asked about: ``params.min_confidence`` when set, else the
+    release's calibrated threshold, else ``DEFAULT_MIN_CONFIDENCE``."""
+    if params.min_confidence is not None:
+        return params.min_confidence
+    calibrated = (snapshot.documents.get(ASK_DOCUMENT) or {}).get("threshold")
+    return float(calibrated) if calibrated is not None else DEFAULT_MIN_CONFIDENCE
 
 
 def land(
@@ -84,11 +103,22 @@ def land(
         return abstain(
             snapshot, runtime, decision=decision, prompt_vec=prompt_vec, reason="ood", params=params
         )
+    threshold = ask_threshold(snapshot, params)
+    if weaver.confidence < threshold and (weaver.l_final or Flag.NEW_INTENT_CANDIDATE in flags):
+        return abstain(
+            snapshot,
+            runtime,
+            decision=decision,
+            prompt_vec=prompt_vec,
+            reason="low_confidence",
+            flags=flags & {Flag.NEW_INTENT_CANDIDATE},
+            params=params,
+        )
     if Flag.NEW_INTENT_CANDIDATE in flags:
         return _cold_start(
             snapshot, runtime, weaver=weaver, decision=decision, prompt_vec=prompt_vec, params=params
         )
-    if not weaver.l_final or flags & params.abstain_flags or weaver.confidence < params.min_confidence:
+    if not weaver.l_final or flags & params.abstain_flags:
         return abstain(
             snapshot, runtime, decision=decision, prompt_vec=prompt_vec, reason="ood", params=params
         )

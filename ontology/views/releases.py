@@ -52,6 +52,7 @@ def _releases_context(access: ProjectAccess, *, publish_form: Any = None) -> dic
         "jobs": [job_context(job) for job in live],
         "can_publish": access.can(Capability.PUBLISH),
         "publish_form": publish_form or forms.PublishForm(),
+        "ask_calibration": _ask_calibration(access.project.pk),
         "rows": [
             {
                 "release": release,
@@ -63,6 +64,16 @@ def _releases_context(access: ProjectAccess, *, publish_form: Any = None) -> dic
             for release in rows
         ],
     }
+
+
+def _ask_calibration(project_id: int) -> dict[str, Any] | None:
+    """The active release's ask threshold and the held-out figures it was set on (the document
+    ``low_confidence`` that ``inference.learning.calibration`` stores at publication), or ``None``."""
+    from ontology.snapshot_registry import pin_snapshot
+
+    snapshot = pin_snapshot(project_id)
+    found = snapshot.documents.get("low_confidence") if snapshot is not None else None
+    return dict(found) if found else None
 
 
 def _releases_page(

@@ -27,7 +27,7 @@ ifeq ($(GRAPH),neo4j)
 	bash scripts/run-neo4j.sh $(PY) $(PORT)
 else
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py bootstrap_demo
+	$(PY) manage.py bootstrap_demo --port $(PORT)
 	$(PY) manage.py run_embedded --port $(PORT)
 endif
 

@@ -148,9 +148,18 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+# The status of a request refused as invalid before it was routed (a 4xx: a field broke a rule of the
+# envelope or the serializer, or the caller may not ask it) — the client's mistake, not a failure.
+REJECTED = "REJECTED"
+
+
 def _status(result: InferenceResult) -> str:
+    """The outcome status: the Info status, ``ACTION_<status>``, the outcome kind, ``REJECTED`` for a
+    request refused as invalid (``result.error`` with a 4xx status), else ``ERROR``."""
     outcome = result.outcome
     if outcome is None:
+        if result.error is not None and getattr(result.error, "status_code", 500) < 500:
+            return REJECTED
         return "ERROR"
     if outcome.info_status is not None:
         return str(outcome.info_status)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from arg_platform.errors import RuleViolation, Violation
 from arg_platform.storable_text import UNSTORABLE_RE, unstorable_paths
-
-MAX_PROMPT_FIELD = 20_000  # the envelope refuses prompts over 4,000 characters with its own rule
+from inference.steps.envelope import MAX_PROMPT_CHARS
 
 
 class ContextSerializer(serializers.Serializer):
@@ -32,15 +32,33 @@ class ContextSerializer(serializers.Serializer):
     user_id = serializers.CharField(max_length=128, required=False, allow_null=True)
 
 
+@extend_schema_field({"type": "string", "maxLength": MAX_PROMPT_CHARS})
 class PromptField(serializers.CharField):
-    """A prompt as sent: NUL and other binary content reach the envelope, which refuses them with
-    ``request.prompt_binary`` (DRF's own null-character check would hide that rule)."""
+    """A prompt as sent: a JSON string of at most ``MAX_PROMPT_CHARS`` (4,000) characters — the one limit
+    of the schema, this serializer, the envelope and the browser's form.
+
+    Anything but a string (a number, a list, an object, a boolean) is refused with a field message,
+    where DRF's ``CharField`` would turn a number into text. The length, NUL and other binary content
+    reach the envelope, which refuses them with its own rules (``request.prompt_size``,
+    ``request.prompt_binary``; DRF's checks would hide them): the schema states the limit itself."""
+
+    default_error_messages = {"not_text": "the prompt must be text (a JSON string), not {kind}"}
 
     def __init__(self, **kwargs: Any) -> None:  # CharField's keyword arguments, passed through
         super().__init__(**kwargs)
         self.validators = [
-            v for v in self.validators if type(v).__name__ != "ProhibitNullCharactersValidator"
+            v
+            for v in self.validators
+            if type(v).__name__ not in ("ProhibitNullCharactersValidator", "MaxLengthValidator")
         ]
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_text", kind=_JSON_KINDS.get(type(data), type(data).__name__))
+        return str(super().to_internal_value(data))
+
+
+_JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}
 
 
 def _parameters_checked(value: Any) -> None:
@@ -58,7 +76,7 @@ class DisambiguationSerializer(serializers.Serializer):
 
 
 class InferRequestSerializer(serializers.Serializer):
-    prompt = PromptField(max_length=MAX_PROMPT_FIELD, allow_blank=True, trim_whitespace=False)
+    prompt = PromptField(max_length=MAX_PROMPT_CHARS, allow_blank=True, trim_whitespace=False)
     # a declared field (DRF collects it), not Field.context
     context = ContextSerializer(required=False)  # type: ignore[assignment]
     parameters = serializers.DictField(

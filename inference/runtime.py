@@ -252,7 +252,8 @@ def warm_up_steps() -> list[tuple[str, Any]]:
     - ``releases``: every active release's snapshot and ``ReleaseRuntime`` (taxonomy view, compiled
       policies, scope guard, lexical index, language detector; ``registry.refresh``), its graph
       runtime and weaver index (classifier), and its fine-tuned encoder when it has one (one pass);
-    - ``actions``: the action handler modules (``ACTION_HANDLER_MODULES``);
+    - ``actions``: the action handler modules (``ACTION_HANDLER_MODULES``) and the pipeline steps it
+      imports on first use (traversal, scoring, fallback, memory signal);
     - ``pii``: the first-name table and patterns the log book's PII scrubber reads for every prompt;
     - ``metrics``: this process's Prometheus sample files (a zero child of the step-duration histogram
       per pipeline step and of the rate-limit counter: zero is what this process has observed);
@@ -292,7 +293,12 @@ def warm_up_steps() -> list[tuple[str, Any]]:
                 runtime.encoder.embed_one(WARM_UP_PROMPT)
 
     def actions() -> None:
-        default_registry()
+        import inference.steps.fallback
+        import inference.steps.memory_signal
+        import inference.steps.scoring
+        import inference.steps.traversal  # noqa: F401 — the steps the pipeline imports on first use
+
+        default_registry().names()  # imports the handler modules (their decorators register)
 
     def pii() -> None:
         redact_text("Warm-up: Mary Smith, mary@example.invalid, +1 555 0100, 4111 1111 1111 1111")

@@ -18,8 +18,10 @@ from django.shortcuts import redirect
 from arg_platform.ui import project_view, render_page
 from inference.feedback import ANSWERED_BY
 from inference.models import InferenceLog
+from inference.selectors import REJECTED, trace_rows, try_role_default
 from inference.services import Caller, inference_call
 from inference.steps.clarification import options_offered
+from inference.steps.envelope import MAX_PROMPT_CHARS
 from projects.access import ProjectAccess
 from taxonomy.models import Label
 from taxonomy.selectors import role_list
@@ -39,7 +41,8 @@ STEP_ORDER = (
 
 
 class TryForm(forms.Form):
-    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=4000)
+    # the one prompt limit of the API (schema, serializer, envelope): the browser counts it too
+    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=MAX_PROMPT_CHARS)
     role = forms.CharField(required=False, max_length=63, help_text="policy role (empty: none)")
     # answering a tried request's "Do you mean X or Y?" as its user would (inference.steps.clarification)
     answers = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
@@ -71,11 +74,9 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
         )
         result = inference_call(caller=caller, body=body)
         return redirect("inference:trace_detail", access.project.slug, result.request.request_id)
-    logs = InferenceLog.objects.filter(project=access.project)
-    kind = request.GET.get("kind", "")
-    flag = request.GET.get("flag", "")
-    if kind:
-        logs = logs.filter(outcome_kind=kind)
+    kind = request.GET.get("kind", "").strip()
+    flag = request.GET.get("flag", "").strip()
+    logs = trace_rows(project=access.project, kind=kind, flag=flag)
     page = Paginator(
         logs.only(
             "request_id",
@@ -88,11 +89,12 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
             "created_at",
             "target_node",
             "policy_state",
+            "error",
         ),
         PAGE_SIZE,
     )
     page_obj = page.get_page(request.GET.get("page"))
-    rows = [log for log in page_obj.object_list if not flag or flag in (log.flags or [])]
+    rows = list(page_obj.object_list)
     return render_page(
         request,
         "inference/trace_list.html",
@@ -104,7 +106,11 @@ def trace_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
             "flag": flag,
             "form": form,
             "roles": _roles(access),
-            "kinds": ["ACTION", "INFO", "MEMORY", "CLARIFY", "REFOCUS", "REFUSE", "OUT_OF_SCOPE"],
+            # the role "Try a request" selects first: a release that governs by role refuses none
+            "default_role": form.data.get("role")
+            if form.is_bound
+            else try_role_default(project=access.project),
+            "kinds": ["ACTION", "INFO", "MEMORY", "CLARIFY", "REFOCUS", "REFUSE", "OUT_OF_SCOPE", REJECTED],
         },
     )
 

@@ -21,6 +21,8 @@ urlpatterns = [
     path(NODE + "edges/targets/", views.edge_targets, name="edge_targets"),
     path("releases/", views.release_list, name="release_list"),
     path("releases/publish/", views.release_publish, name="release_publish"),
+    path("releases/publish/ask/", views.release_publish_ask, name="release_publish_ask"),
+    path("releases/publish/dismiss/", views.release_publish_dismiss, name="release_publish_dismiss"),
     path("releases/<int:version>/activate/", views.release_activate, name="release_activate"),
     path("releases/<int:version>/diff/", views.release_diff, name="release_diff"),
 ]

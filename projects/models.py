@@ -119,3 +119,27 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project}:{self.name} ({self.prefix})"
+
+
+class PublishRequest(models.Model):
+    """A member who may not publish (an expert) asking the project's administrators to publish the
+    draft. It is *open* until a release is published after it or an administrator dismisses it; open
+    requests show on the Releases page and as a badge beside "Releases" for the people who publish."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="publish_requests")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+    dismissed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "created_at"], name="publishrequest_project_time")]
+
+    def __str__(self) -> str:
+        return f"{self.project}: publish asked by {self.requested_by} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -41,5 +41,5 @@ export ARG_DATA_DIR="$data" ARG_GRAPH_BACKEND=neo4j NEO4J_URI NEO4J_USER NEO4J_P
 echo "Neo4j on $NEO4J_URI; platform data in $data"
 "$py" manage.py migrate --noinput
 "$py" manage.py graph_init_schema
-"$py" manage.py bootstrap_demo
+"$py" manage.py bootstrap_demo --port "$port"
 "$py" manage.py run_embedded --port "$port"

@@ -21,7 +21,7 @@ Bad input raises ``RuleViolation`` (the API answers 400) naming one rule per pro
 ==============================  ================================================================
 ``request.prompt_type``         the prompt is not text
 ``request.prompt_binary``       NUL bytes, lone surrogates or mostly control characters
-``request.prompt_size``         longer than ``MAX_PROMPT_CHARS`` after normalization
+``request.prompt_size``         longer than ``MAX_PROMPT_CHARS`` as sent or after normalization
 ``request.prompt_empty``        nothing left after normalization
 ``request.role_unknown``        the role is not one of the release's roles
 ``request.role_forbidden``      the context names another role than the caller's own, or any role
@@ -49,10 +49,12 @@ if TYPE_CHECKING:
 
     from inference.runtime import ReleaseRuntime
 
+# The one prompt length limit, in characters, of the API schema, the request serializer
+# (``inference.request_body``), this envelope and the browser's "Try a request" form: checked on the
+# prompt as sent (before normalization, which bounds the work done on hostile input) and again after it
+# (NFKC can lengthen a text: "ﬁ" → "fi").
 MAX_PROMPT_CHARS = 4000
-# A raw prompt this long cannot normalize to an acceptable one unless it is mostly whitespace;
-# refusing it before normalization bounds the work done on hostile input.
-MAX_RAW_PROMPT_CHARS = 4 * MAX_PROMPT_CHARS
+MAX_RAW_PROMPT_CHARS = MAX_PROMPT_CHARS
 BINARY_CONTROL_RATIO = 0.1
 
 DETECTABLE_LANGUAGES: tuple[str, ...] = (
@@ -242,7 +244,9 @@ def build_envelope(
         )
     elif len(prompt) > MAX_RAW_PROMPT_CHARS:
         errors.add(
-            "request.prompt_size", f"the prompt is longer than {MAX_PROMPT_CHARS} characters", "prompt"
+            "request.prompt_size",
+            f"the prompt is {len(prompt)} characters long; at most {MAX_PROMPT_CHARS} are accepted",
+            "prompt",
         )
     else:
         normalized = normalize_prompt(prompt)

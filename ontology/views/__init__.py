@@ -7,7 +7,14 @@ the same views, forms that check shape and services that judge rules (refusals i
 
 from .edges import edge_add, edge_remove, edge_targets, edge_update
 from .nodes import node_create, node_detail, node_edit, node_list, node_picture, node_status
-from .releases import release_activate, release_diff, release_list, release_publish
+from .releases import (
+    release_activate,
+    release_diff,
+    release_list,
+    release_publish,
+    release_publish_ask,
+    release_publish_dismiss,
+)
 
 __all__ = [
     "edge_add",
@@ -24,4 +31,6 @@ __all__ = [
     "release_diff",
     "release_list",
     "release_publish",
+    "release_publish_ask",
+    "release_publish_dismiss",
 ]

@@ -86,6 +86,8 @@ def _list_context(request: HtmxHttpRequest, access: ProjectAccess) -> dict[str, 
             }
         )
     query = {**filters, "source": source if source == RELEASE else ""}
+    shown = {lid for node in nodes for lid in node.labels}
+    names = dict(label_list(project=access.project).filter(label_id__in=shown).values_list("label_id", "name"))
     return {
         **state,
         "nav": "graph",
@@ -93,6 +95,8 @@ def _list_context(request: HtmxHttpRequest, access: ProjectAccess) -> dict[str, 
         "form": form,
         "filters": filters,
         "nodes": nodes,
+        # each node with its labels as (LabelID, name) pairs: the list shows the names
+        "node_rows": [(node, [(lid, names.get(lid, "")) for lid in node.labels]) for node in nodes],
         "total": total,
         "page": page,
         "pages": pages,

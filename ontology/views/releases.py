@@ -1,13 +1,16 @@
 """Releases in the browser: the list, publishing the draft, activating (rolling back), and diffs.
 
 Everyone in the project reads; publishing and activating need PUBLISH (admins). A draft the validator
-refuses is shown with each refusal's rule, and no release is created.
+refuses is shown with each refusal's rule, and no release is created. An expert, who curates but does
+not publish, sees who publishes and can ask them to (``release_publish_ask``; an open request shows on
+the administrators' Releases page and as a badge beside "Releases" until a release is published).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms as django_forms
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect
@@ -23,6 +26,12 @@ from ontology.publish_jobs import PUBLISH_JOB, publish_job_open
 from ontology.selectors import release_list as releases_of
 from ontology.tasks import release_publish_task
 from projects.access import Capability, ProjectAccess
+from projects.publish_requests import (
+    project_publishers,
+    publish_request_create,
+    publish_requests_dismiss,
+    publish_requests_open,
+)
 from taxonomy.selectors import label_list
 
 from .. import forms
@@ -37,6 +46,19 @@ from .base import (
 )
 
 RELEASES_BODY = "ontology/partials/releases_body.html"
+RELEASE_JOBS = (PUBLISH_JOB, "review.apply_approved")  # the jobs that publish releases
+
+
+class PublishAskForm(django_forms.Form):
+    note = django_forms.CharField(
+        required=False,
+        max_length=500,
+        label="Note for the administrators",
+        widget=django_forms.Textarea(attrs={"rows": 2}),
+        help_text="Optional: what changed and why it should reach clients.",
+    )
+
+
 RELEASE_JOBS = (PUBLISH_JOB, "review.apply_approved")  # the jobs that publish releases
 
 
@@ -76,10 +98,32 @@ def _ask_calibration(project_id: int) -> dict[str, Any] | None:
     return dict(found) if found else None
 
 
+def _newest_release_at(access: ProjectAccess) -> Any:
+    """When the project's newest release was published (it answers every publish request made before)."""
+    return (
+        Release.objects.filter(project=access.project)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+
+
+def _publish_requests_context(request: HtmxHttpRequest, access: ProjectAccess) -> dict[str, Any]:
+    """Who publishes, and the open requests to publish: all of them for publishers, one's own for the others."""
+    since = _newest_release_at(access)
+    open_requests = publish_requests_open(project=access.project, since=since)
+    return {
+        "publishers": project_publishers(project=access.project),
+        "publish_requests": list(open_requests) if access.can(Capability.PUBLISH) else [],
+        "my_publish_request": open_requests.filter(requested_by=request.user).first(),
+        "can_ask_publish": access.can(Capability.CURATE) and not access.can(Capability.PUBLISH),
+    }
+
+
 def _releases_page(
     request: HtmxHttpRequest, access: ProjectAccess, *, status: int = 200, **bound: Any
 ) -> HttpResponse:
-    context = _releases_context(access, **bound)
+    context = {**_releases_context(access, **bound), **_publish_requests_context(request, access)}
     template = RELEASES_BODY if request.htmx else "ontology/release_list.html"
     return render_page(request, template, context, status=status)
 
@@ -124,6 +168,46 @@ def release_publish(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResp
     job_enqueue(job, release_publish_task)
     messages.info(request, f"Publication queued as job #{job.pk}: a worker publishes the draft.")
     return go_to(request, reverse("job_detail", args=[access.project.slug, job.pk]))
+
+
+@project_view("POST")
+def release_publish_ask(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
+    """An expert (curates, may not publish) asks the project's administrators to publish the draft: the
+    request shows on their Releases page and as a badge beside "Releases" until a release is published."""
+    if access.can(Capability.PUBLISH):
+        messages.info(request, "You publish this project yourself: review the draft and publish.")
+        return redirect(graph_url("release_list", access))
+    form = PublishAskForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The note is too long (500 characters at most); nothing was sent.")
+        return _releases_page(request, access, status=REFUSED)
+    _, created = publish_request_create(
+        project=access.project,
+        user=request.user,
+        note=form.cleaned_data["note"],
+        since=_newest_release_at(access),
+    )
+    who = ", ".join(project_publishers(project=access.project)) or "the administrators"
+    messages.success(
+        request,
+        f"Asked {who} to publish the draft."
+        if created
+        else f"Your request to {who} is still open (note updated).",
+    )
+    if not request.htmx:
+        return redirect(graph_url("release_list", access))
+    return _releases_page(request, access)
+
+
+@project_view("POST")
+def release_publish_dismiss(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
+    """An administrator dismisses the open requests to publish (without publishing)."""
+    require_publish(access)
+    count = publish_requests_dismiss(
+        project=access.project, user=request.user, since=_newest_release_at(access)
+    )
+    messages.success(request, f"Dismissed {count} request{'s' if count != 1 else ''} to publish.")
+    return redirect(graph_url("release_list", access))
 
 
 @project_view("POST")

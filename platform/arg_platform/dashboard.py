@@ -61,7 +61,7 @@ class DashboardData:
     policy_totals: list[tuple[str, int]] = field(default_factory=list)
     p50_ms: float | None = None
     p95_ms: float | None = None
-    errors: int = 0
+    errors: int = 0  # requests refused as invalid (4xx: the log row carries the error; "rejected")
 
 
 def _floor(moment: datetime, since: datetime, step: timedelta) -> int:
@@ -93,7 +93,8 @@ def dashboard_series(*, project: Project, window: str = "24h", now: datetime | N
     errors = 0
     for created_at, kind, row_flags, state, timings, error in rows:
         index = min(buckets - 1, max(0, _floor(created_at, since, step)))
-        outcomes[kind or "ERROR"][index] += 1
+        # a row without an outcome is a request refused as invalid before routing (it has the error)
+        outcomes[kind or ("REJECTED" if error else "ERROR")][index] += 1
         for flag in row_flags or ():
             flags[str(flag)][index] += 1
         policy[state or "NONE"][index] += 1

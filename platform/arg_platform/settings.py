@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "axes",  # sign-in throttling (arg_platform.login_throttling)
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc, served from our static files (no CDN)
     "django_htmx",
     "arg_platform.apps.ArgPlatformConfig",
     "projects",
@@ -194,6 +195,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "REST API v1 of the ARG (Adaptive Reasoning Graph) knowledge platform.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/v1/docs/ (Swagger UI) and /api/v1/redoc/ load their assets from drf-spectacular-sidecar's static
+    # files, never a CDN; no online validator badge (it would call validator.swagger.io)
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     # `check --deploy` is about deployment security; the schema's own warnings are checked where the
     # schema is (`manage.py spectacular --validate --fail-on-warn`), not mixed into the deploy check.

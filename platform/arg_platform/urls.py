@@ -1,11 +1,12 @@
-"""URL root: UI pages, REST API v1, OpenAPI schema, health."""
+"""URL root: UI pages, REST API v1, OpenAPI schema and its Swagger UI / Redoc pages, health."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import job_api, job_views, observability, views
+from .api_docs import RedocView, redoc_script
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
@@ -16,6 +17,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("inference.api.urls")),  # first: the path of every client request
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # the API reference, served from local static files (drf-spectacular-sidecar; no CDN)
+    path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/redoc/", RedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/v1/redoc/redoc.standalone.js", redoc_script, name="api-redoc-script"),
     path("api/v1/", include("projects.api.urls")),
     path(
         "api/v1/projects/<slug:project>/jobs/<int:pk>/",

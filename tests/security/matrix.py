@@ -55,6 +55,9 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "healthz": {"GET": PUBLIC},
     "metrics": {"GET": STAFF_ONLY_API},
     "api-schema": {"GET": PUBLIC},
+    "api-docs": {"GET": PUBLIC},  # Swagger UI (its assets: static files)
+    "api-redoc": {"GET": PUBLIC},
+    "api-redoc-script": {"GET": PUBLIC},
     "login": {"GET": PUBLIC, "POST": PUBLIC, "PUT": PUBLIC},  # Django's LoginView treats PUT as POST
     "logout": {"POST": PUBLIC},
     "home": {"GET": UI_SIGNED_IN},
@@ -136,6 +139,8 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "graph:edge_targets": {"GET": UI_READ},
     "graph:release_list": {"GET": UI_READ},
     "graph:release_publish": {"GET": UI_PUBLISH, "POST": UI_PUBLISH},
+    "graph:release_publish_ask": {"POST": UI_CURATE},  # an expert asks the admins (an admin is sent to publish)
+    "graph:release_publish_dismiss": {"POST": UI_PUBLISH},
     "graph:release_activate": {"POST": UI_PUBLISH},
     "graph:release_diff": {"GET": UI_READ},
     # web UI: traces and the metrics dashboard

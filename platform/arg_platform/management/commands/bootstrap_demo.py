@@ -36,6 +36,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--pack", default=str(DEMO_PACK), help="pack to load when no project exists")
         parser.add_argument("--no-traffic", action="store_true", help="no demo traffic, no first loop run")
+        parser.add_argument("--host", default="127.0.0.1", help="the address the platform will serve on")
+        parser.add_argument(
+            "--port", type=int, default=8000, help="the port it will serve on (make run PORT=…)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         pack = Path(options["pack"])
@@ -69,7 +73,7 @@ class Command(BaseCommand):
         project = Project.objects.order_by("pk").first()
         lines = self._users(project)
         if project is not None:
-            lines += self._token(project)
+            lines += self._token(project, base_url=f"http://{options['host']}:{options['port']}")
         if lines:
             bar = "=" * 72
             self.stdout.write(
@@ -100,12 +104,13 @@ class Command(BaseCommand):
         return lines
 
     @transaction.atomic
-    def _token(self, project: Project) -> list[str]:
+    def _token(self, project: Project, *, base_url: str) -> list[str]:
         if ApiToken.objects.filter(project=project, name="demo-client").exists():
             return []
         role = project.roles.filter(key=DEMO_TOKEN_ROLE).first() or project.roles.order_by("key").first()
         _, key = api_token_create(project=project, name="demo-client", role=role)
         return [
             f"  API token for project {project.slug} (role {role.key if role else '-'}): {key}",
-            f"  try: curl -H 'Authorization: Bearer {key}' http://127.0.0.1:8000/api/v1/projects/",
+            f"  try: curl -H 'Authorization: Bearer {key}' {base_url}/api/v1/projects/",
+            f"  API reference: {base_url}/api/v1/docs/ (Swagger UI), {base_url}/api/v1/redoc/ (Redoc)",
         ]

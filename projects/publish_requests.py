@@ -10,6 +10,7 @@ publication answers every request made before it without writing to them.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -40,7 +41,7 @@ def publish_requests_open(*, project: Project, since: datetime | None) -> QueryS
 
 @transaction.atomic
 def publish_request_create(
-    *, project: Project, user: object, note: str, since: datetime | None
+    *, project: Project, user: Any, note: str, since: datetime | None
 ) -> tuple[PublishRequest, bool]:
     """Ask the administrators to publish; ``(request, created)``. A person with an open request gets
     it back, its note replaced when a new one is given (one open request per person)."""
@@ -54,7 +55,7 @@ def publish_request_create(
 
 
 @transaction.atomic
-def publish_requests_dismiss(*, project: Project, user: object, since: datetime | None) -> int:
+def publish_requests_dismiss(*, project: Project, user: Any, since: datetime | None) -> int:
     """An administrator dismisses every open request (the draft is not to be published); how many."""
     return publish_requests_open(project=project, since=since).update(
         dismissed_at=timezone.now(), dismissed_by=user

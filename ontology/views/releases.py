@@ -115,7 +115,7 @@ def _publish_requests_context(request: HtmxHttpRequest, access: ProjectAccess) -
     return {
         "publishers": project_publishers(project=access.project),
         "publish_requests": list(open_requests) if access.can(Capability.PUBLISH) else [],
-        "my_publish_request": open_requests.filter(requested_by=request.user).first(),
+        "my_publish_request": open_requests.filter(requested_by_id=request.user.pk).first(),
         "can_ask_publish": access.can(Capability.CURATE) and not access.can(Capability.PUBLISH),
     }
 

@@ -66,10 +66,19 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
     env["ARG_METRICS_TOKEN"] = METRICS_TOKEN
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True)
+    port = _free_port()
     boot = subprocess.run(
-        [*manage, "bootstrap_demo"], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+        [*manage, "bootstrap_demo", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert "Demo access (shown once" in boot.stdout, boot.stdout + boot.stderr
+    # the printed address is the one served (make run PORT=…), with the API reference beside it
+    assert f"http://127.0.0.1:{port}/api/v1/projects/" in boot.stdout
+    assert f"http://127.0.0.1:{port}/api/v1/docs/" in boot.stdout
     # the first start sends the demo's night of customer traffic and queues the loop for the worker
     assert re.search(r"1200 requests logged, \d+ with explicit feedback", boot.stdout), boot.stdout
     assert re.search(r"Offline-loop run #\d+ queued", boot.stdout), boot.stdout
@@ -81,7 +90,6 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
     )
     assert "already exist" in again.stdout and "password:" not in again.stdout
 
-    port = _free_port()
     proc = subprocess.Popen(
         [*manage, "run_embedded", "--port", str(port), "--web-workers", "1"],
         cwd=ROOT,
@@ -92,7 +100,7 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 240  # the worker warms up (encoder, release) before it serves
         status = 0
         while time.monotonic() < deadline:
             try:
@@ -149,6 +157,8 @@ def test_make_run_sequence_serves_and_stops_cleanly(tmp_path):
         os.killpg(proc.pid, signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
     text = out.decode(errors="replace")
+    assert f"ARG platform on http://127.0.0.1:{port}/" in text, text[:2000]
+    assert f"ARG platform ready on http://127.0.0.1:{port}/" in text, text[-3000:]
     assert "[supervisor] all stopped" in text, text[-3000:]
     assert proc.returncode == 0
     for pid in map(int, re.findall(r"started \w+ \(pid (\d+)\)", text)):

@@ -87,7 +87,9 @@ def _list_context(request: HtmxHttpRequest, access: ProjectAccess) -> dict[str, 
         )
     query = {**filters, "source": source if source == RELEASE else ""}
     shown = {lid for node in nodes for lid in node.labels}
-    names = dict(label_list(project=access.project).filter(label_id__in=shown).values_list("label_id", "name"))
+    names = dict(
+        label_list(project=access.project).filter(label_id__in=shown).values_list("label_id", "name")
+    )
     return {
         **state,
         "nav": "graph",

@@ -139,7 +139,8 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "graph:edge_targets": {"GET": UI_READ},
     "graph:release_list": {"GET": UI_READ},
     "graph:release_publish": {"GET": UI_PUBLISH, "POST": UI_PUBLISH},
-    "graph:release_publish_ask": {"POST": UI_CURATE},  # an expert asks the admins (an admin is sent to publish)
+    # an expert asks the admins to publish (an admin is sent to the publish page)
+    "graph:release_publish_ask": {"POST": UI_CURATE},
     "graph:release_publish_dismiss": {"POST": UI_PUBLISH},
     "graph:release_activate": {"POST": UI_PUBLISH},
     "graph:release_diff": {"GET": UI_READ},

@@ -116,6 +116,19 @@ def test_very_close_example_needs_confirmation_then_is_saved_with_a_warning(proj
     assert restarts.label_id in event.reason  # the audit records what was confirmed
 
 
+def test_confirmed_close_synonym_on_create_is_reported_in_the_201(project, expert, api_as, labels):
+    resp = api_as(expert).post(
+        url(project, ""),
+        {"name": "Incidents", "cluster": "ops", "synonyms": ["status pages"], "accept_similar": True},
+        format="json",
+    )
+    assert resp.status_code == 201, resp.content
+    [warning] = resp.json()["warnings"]
+    assert warning["label_id"] == labels["status"].label_id and warning["other_text"] == "status page"
+    assert warning["field"] == "synonyms" and 0.9 <= warning["similarity"] < 1.0
+    assert Label.objects.get(label_id=resp.json()["label_id"]).synonyms == ["status pages"]
+
+
 def test_unrelated_terms_pass_with_no_warnings(project, expert, api_as, labels):
     billing = labels["billing"]
     resp = api_as(expert).patch(

@@ -44,7 +44,7 @@ from bench.latency import HOST, ROOT, bench_environment, free_port
 Log = Callable[[str], None]
 READY_TIMEOUT_S = 600.0
 ACCESS_FORMAT = '%(p)s %(D)s %(s)s "%(r)s"'
-ACCESS_RE = re.compile(r'^(\d+) (\d+) (\d{3}) "POST /api/v1/infer ')
+ACCESS_RE = re.compile(r'^<(\d+)> (\d+) (\d{3}) "POST /api/v1/infer ')  # gunicorn writes %(p)s as <pid>
 TOKEN_RE = re.compile(r"API token for project (\S+) \(role \S+\): (\S+)")
 PROMPTS = (
     "I forgot my password",
@@ -176,7 +176,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], port: int, started: float, errors
             raise RuntimeError(f"gunicorn exited with {proc.returncode}: {errors.read_text()[-2000:]}")
         try:
             status, body = _request(port, "GET", "/healthz", None, {})
-            if status == 200 and json.loads(body).get("ready"):
+            if status == 200 and json.loads(body).get("status") == "ok":
                 return time.monotonic() - started
         except (OSError, http.client.HTTPException, ValueError):
             pass

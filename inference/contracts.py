@@ -122,7 +122,9 @@ class WeaverResult:
     top_k: tuple[tuple[str, float], ...] = ()  # label vector search: (LabelID, cosine)
     classifier: tuple[tuple[str, float], ...] = ()  # distilled classifier: (LabelID or "oos", probability)
     proposer_used: bool = False
-    proposal: dict[str, str] = field(default_factory=dict)  # the bounded proposer's answer (``Proposal.as_log``)
+    proposal: dict[str, str] = field(
+        default_factory=dict
+    )  # the bounded proposer's answer (``Proposal.as_log``)
     l_final: dict[str, float] = field(default_factory=dict)
     confidence: float = 0.0  # confidence_global in [0, 1]
     flags: frozenset[Flag] = frozenset()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
 from arg_platform.errors import DomainError, RuleViolation
@@ -229,7 +229,9 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 weaver=result.weaver,
                 decision=decision,
                 prompt_vec=prompt_vec,
-                params=params.landing,
+                params=(
+                    params.landing if result.clarified is None else replace(params.landing, answered=True)
+                ),
             )
         if result.clarified is None and is_vague(envelope.prompt):  # asked about, not judged
             result.outcome, result.explanation = vague_outcome(
@@ -290,6 +292,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                     idempotency_key=request.idempotency_key,
                     project_id=request.project.pk,
                     caller=request.caller,
+                    prompt_vec=prompt_vec,
                 )
             elif node.type == "OutOfScope":
                 outcome = _out_of_scope(snapshot, result.landing, decision, node_id=target)

@@ -15,6 +15,7 @@ from rest_framework import serializers
 
 from arg_platform.errors import RuleViolation, Violation
 from arg_platform.storable_text import UNSTORABLE_RE, unstorable_paths
+from inference.actions.checks import confirmed
 from inference.steps.envelope import MAX_PROMPT_CHARS
 
 
@@ -83,6 +84,11 @@ class InferRequestSerializer(serializers.Serializer):
         required=False, help_text="Action parameters, when known", validators=[_parameters_checked]
     )
     dry_run = serializers.BooleanField(required=False, default=False)
+    confirm = serializers.BooleanField(
+        required=False,
+        help_text="confirms an action that asked for confirmation; the same as parameters.confirm "
+        "(a request giving both with different values is refused)",
+    )
     idempotency_key = serializers.CharField(max_length=128, required=False, allow_blank=True)
     disambiguation = DisambiguationSerializer(
         required=False,
@@ -173,6 +179,10 @@ def plain_infer_request(data: Any) -> dict[str, Any] | None:
     if type(dry_run) is not bool:
         return None
     valid["dry_run"] = dry_run
+    if "confirm" in data:
+        if type(data["confirm"]) is not bool:
+            return None
+        valid["confirm"] = data["confirm"]
     if "idempotency_key" in data:
         key = data["idempotency_key"]
         if type(key) is not str or UNSTORABLE_RE.search(key):
@@ -196,12 +206,32 @@ def infer_body_read(data: Any) -> dict[str, Any] | RuleViolation:
     """The validated fields of a request body (``data``: the parsed JSON, ``None`` when it was not JSON),
     or the violation naming each refused field (``request.<field>``; a body that is no JSON object is
     refused as ``request.body``)."""
-    plain = plain_infer_request(data)
-    if plain is not None:
-        return plain
-    if not isinstance(data, dict):
-        return _violation({"body": ["send a JSON object"]})
-    serializer = InferRequestSerializer(data=data)
-    if serializer.is_valid():
-        return dict(serializer.validated_data)
-    return _violation(serializer.errors)
+    valid = plain_infer_request(data)
+    if valid is None:
+        if not isinstance(data, dict):
+            return _violation({"body": ["send a JSON object"]})
+        serializer = InferRequestSerializer(data=data)
+        if not serializer.is_valid():
+            return _violation(serializer.errors)
+        valid = dict(serializer.validated_data)
+    return _confirm_merged(valid)
+
+
+def _confirm_merged(valid: dict[str, Any]) -> dict[str, Any] | RuleViolation:
+    """A top-level ``confirm`` moved into ``parameters`` (where the action step reads it); refused as
+    ``request.confirm`` when ``parameters.confirm`` says otherwise."""
+    if "confirm" not in valid:
+        return valid
+    confirm = valid.pop("confirm")
+    parameters = dict(valid.get("parameters") or {})
+    if "confirm" in parameters and confirmed(parameters) != confirm:
+        return _violation(
+            {
+                "confirm": [
+                    f"is {str(confirm).lower()} but parameters.confirm is {parameters['confirm']!r}; send one"
+                ]
+            }
+        )
+    parameters["confirm"] = confirm
+    valid["parameters"] = parameters
+    return valid

@@ -6,6 +6,7 @@ judges the *rules*, and its ``RuleViolation`` lands next to the field it names (
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -23,7 +24,7 @@ from arg_platform.vocabulary import (
 )
 from taxonomy.forms import LinesField, ViolationFormMixin, set_choices
 
-from .store.port import NodeData, ParameterSpec
+from .store.port import NodeData, ParameterSpec, parameter_as_json, parameter_from_json
 
 TRUE_WORDS = {"true", "yes", "y", "1", "required", "req"}
 FALSE_WORDS = {"false", "no", "n", "0", "optional", "opt", ""}
@@ -63,12 +64,16 @@ class ParametersField(LinesField):
                     )
                 )
                 continue
+            description, extras = _typed_extras(description.strip())
             specs.append(
-                ParameterSpec(
-                    name=name.strip(),
-                    type=ptype.strip() or "string",
-                    required=True if flag == "" else flag in TRUE_WORDS,
-                    description=description.strip(),
+                parameter_from_json(
+                    {
+                        **extras,
+                        "name": name.strip(),
+                        "type": ptype.strip() or "string",
+                        "required": True if flag == "" else flag in TRUE_WORDS,
+                        "description": description,
+                    }
                 )
             )
         if errors:
@@ -77,8 +82,29 @@ class ParametersField(LinesField):
 
     def format_item(self, item: Any) -> str:
         if isinstance(item, ParameterSpec):
-            return f"{item.name}:{item.type}:{str(item.required).lower()}:{item.description}"
+            line = f"{item.name}:{item.type}:{str(item.required).lower()}:{item.description}"
+            extras = {k: v for k, v in parameter_as_json(item).items() if k not in BASE_PARAMETER_KEYS}
+            return f"{line} {json.dumps(extras, ensure_ascii=False)}" if extras else line
         return str(item)
+
+
+BASE_PARAMETER_KEYS = frozenset({"name", "type", "required", "description"})
+
+
+def _typed_extras(description: str) -> tuple[str, dict[str, Any]]:
+    """A parameter line's description and the JSON object that may end it (pattern, values, synonyms,
+    source: ``email:email:true:Account email {"source": "context"}``)."""
+    start = description.find(" {")
+    if not description.endswith("}") or (start < 0 and not description.startswith("{")):
+        return description, {}
+    start = 0 if description.startswith("{") else start + 1
+    try:
+        extras = json.loads(description[start:])
+    except ValueError:
+        return description, {}
+    if not isinstance(extras, dict):
+        return description, {}
+    return description[:start].strip(), {k: v for k, v in extras.items() if k not in BASE_PARAMETER_KEYS}
 
 
 class NodeFilterForm(forms.Form):
@@ -114,9 +140,25 @@ class NodeForm(ViolationFormMixin, forms.Form):
     type = forms.ChoiceField(choices=[(t, t) for t in NODE_TYPE_CHOICES], initial=NodeType.INFO.value)
     risk = forms.ChoiceField(choices=[(r.value, r.value) for r in RiskLevel], initial=RiskLevel.LOW.value)
     chunk = forms.CharField(
+        label="Client text",
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="The operational truth this node carries (≤ 10,000 characters).",
+        help_text="What an answer may show the asker, written to them (≤ 10,000 characters). "
+        "The only text answers use.",
+    )
+    staff_notes = forms.CharField(
+        label="Staff notes",
+        required=False,
+        max_length=10_000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Instructions for staff (e.g. “Check the customer's plan first”). Never shown to a client.",
+    )
+    description = forms.CharField(
+        label="Internal description",
+        required=False,
+        max_length=2_000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="What this node is or does, for curators. Never shown to a client.",
     )
     labels = IdListField(
         rows=2, label="Labels", help_text="LabelIDs (e.g. L00012), separated by commas or new lines."
@@ -125,8 +167,9 @@ class NodeForm(ViolationFormMixin, forms.Form):
     preconditions = LinesField(rows=3, help_text="Actions: checks that must hold first, one per line.")
     parameters = ParametersField(
         rows=3,
-        help_text="Actions: one per line as name:type:required:description "
-        "(e.g. invoice_number:string:true:The invoice number).",
+        help_text="Actions: one per line as name:type:required:description, optionally ending with a "
+        'JSON object of pattern, values, synonyms, source (e.g. plan:enum:true:The plan {"values": '
+        '["pro", "team"]}).',
     )
     handler = forms.CharField(
         required=False,
@@ -144,6 +187,12 @@ class NodeForm(ViolationFormMixin, forms.Form):
     def clean_chunk(self) -> str:
         return self.cleaned_data["chunk"].replace("\r\n", "\n")
 
+    def clean_staff_notes(self) -> str:
+        return self.cleaned_data["staff_notes"].replace("\r\n", "\n")
+
+    def clean_description(self) -> str:
+        return self.cleaned_data["description"].replace("\r\n", "\n")
+
     @staticmethod
     def initial_from(node: NodeData) -> dict[str, Any]:
         return {
@@ -152,6 +201,8 @@ class NodeForm(ViolationFormMixin, forms.Form):
             "type": node.type,
             "risk": node.risk,
             "chunk": node.chunk,
+            "staff_notes": node.staff_notes,
+            "description": node.description,
             "labels": list(node.labels),
             "clusters": list(node.clusters),
             "preconditions": list(node.preconditions),
@@ -167,6 +218,8 @@ class NodeForm(ViolationFormMixin, forms.Form):
             "type": data["type"],
             "risk": data["risk"],
             "chunk": data["chunk"],
+            "staff_notes": data["staff_notes"],
+            "description": data["description"],
             "labels": tuple(data["labels"]),
             "clusters": tuple(data["clusters"]),
             "preconditions": tuple(data["preconditions"]),

@@ -19,7 +19,7 @@ import numpy as np
 
 from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
 
-from .store.port import AliasData, EdgeData, GraphData, NodeData, ParameterSpec
+from .store.port import AliasData, EdgeData, GraphData, NodeData, parameter_as_json, parameter_from_json
 
 NODE_TYPE_NAMES: tuple[str, ...] = tuple(sorted(NODE_TYPES))
 EDGE_TYPE_NAMES: tuple[str, ...] = tuple(sorted(EDGE_TYPES))
@@ -43,7 +43,7 @@ class GraphArrays:
     chunks: tuple[str, ...]
     labels: tuple[tuple[str, ...], ...]
     clusters: tuple[tuple[str, ...], ...]
-    extras: tuple[dict[str, Any], ...]  # preconditions, parameters, handler, status_reason
+    extras: tuple[dict[str, Any], ...]  # preconditions, parameters, handler, status_reason, staff texts
     edge_src: np.ndarray  # int32 node indices
     edge_dst: np.ndarray  # int32
     edge_type: np.ndarray  # int8 codes into EDGE_TYPE_NAMES
@@ -88,14 +88,15 @@ def _extras(node: NodeData) -> dict[str, Any]:
     if node.preconditions:
         out["preconditions"] = list(node.preconditions)
     if node.parameters:
-        out["parameters"] = [
-            {"name": p.name, "type": p.type, "required": p.required, "description": p.description}
-            for p in node.parameters
-        ]
+        out["parameters"] = [parameter_as_json(p) for p in node.parameters]
     if node.handler:
         out["handler"] = node.handler
     if node.status_reason:
         out["status_reason"] = node.status_reason
+    if node.staff_notes:
+        out["staff_notes"] = node.staff_notes
+    if node.description:
+        out["description"] = node.description
     return out
 
 
@@ -112,9 +113,11 @@ def arrays_to_graph(arrays: GraphArrays) -> GraphData:
             labels=arrays.labels[i],
             clusters=arrays.clusters[i],
             preconditions=tuple(arrays.extras[i].get("preconditions", ())),
-            parameters=tuple(ParameterSpec(**p) for p in arrays.extras[i].get("parameters", ())),
+            parameters=tuple(parameter_from_json(p) for p in arrays.extras[i].get("parameters", ())),
             handler=arrays.extras[i].get("handler", ""),
             status_reason=arrays.extras[i].get("status_reason", ""),
+            staff_notes=arrays.extras[i].get("staff_notes", ""),
+            description=arrays.extras[i].get("description", ""),
         )
         for i, node_id in enumerate(arrays.node_ids)
     )

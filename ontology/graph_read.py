@@ -48,6 +48,8 @@ def _from_snapshot(snapshot: GraphSnapshot, position: int) -> NodeData:
         parameters=tuple(ParameterSpec(**p) for p in view.extras.get("parameters", ())),
         handler=view.extras.get("handler", ""),
         status_reason=view.extras.get("status_reason", ""),
+        staff_notes=view.extras.get("staff_notes", ""),
+        description=view.extras.get("description", ""),
     )
 
 

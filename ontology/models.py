@@ -18,6 +18,9 @@ class OntologyNode(models.Model):
     """An ontology node (ARG §0.1): a leaf carrying operational truth — title, chunk, embedding, type,
     risk level — reached through its attachments to labels and clusters.
 
+    Three texts, three readers: ``chunk`` is the client text (answers show and cite only it),
+    ``staff_notes`` instruct staff, ``description`` tells curators what the node is or does.
+
     ``node_id`` is the stable id every other structure references (edges, aliases, memory, logs).
     ``status`` follows the lifecycle ACTIVE → DEPRECATED → REMOVED (§3.5) with the reason and date of
     the last move. ``preconditions``, ``parameters`` and ``handler`` describe Actions.
@@ -28,7 +31,15 @@ class OntologyNode(models.Model):
     node_id = models.CharField(max_length=128)
     type = models.CharField(max_length=32, choices=[(t.value, t.value) for t in NodeType])
     title = models.CharField(max_length=200)
-    chunk = models.TextField(max_length=10_000, blank=True)
+    chunk = models.TextField(
+        max_length=10_000, blank=True, help_text="client text: the only text an answer may show the asker"
+    )
+    staff_notes = models.TextField(
+        max_length=10_000, blank=True, default="", help_text="instructions for staff; never shown to a client"
+    )
+    description = models.TextField(
+        max_length=2_000, blank=True, default="", help_text="what the node is or does, for curators"
+    )
     risk = models.CharField(
         max_length=8, choices=[(r.value, r.value) for r in RiskLevel], default=RiskLevel.LOW
     )

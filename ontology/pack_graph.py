@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .store.port import AliasData, EdgeData, GraphData, NodeData, ParameterSpec
+from .store.port import AliasData, EdgeData, GraphData, NodeData, parameter_as_json, parameter_from_json
 
 
 def _tuple_of_str(value: Any, what: str) -> tuple[str, ...]:
@@ -27,20 +27,14 @@ def node_from_pack(item: dict[str, Any]) -> NodeData:
         type=str(item.get("type", "")),
         title=str(item.get("title", "")),
         chunk=str(item.get("chunk", "")),
+        staff_notes=str(item.get("staff_notes") or ""),
+        description=str(item.get("description") or ""),
         risk=str(item.get("risk", "low")),
         status=str(item.get("status", "ACTIVE")),
         labels=_tuple_of_str(item.get("labels"), f"node {item['id']}: labels"),
         clusters=_tuple_of_str(item.get("clusters"), f"node {item['id']}: clusters"),
         preconditions=_tuple_of_str(item.get("preconditions"), f"node {item['id']}: preconditions"),
-        parameters=tuple(
-            ParameterSpec(
-                name=str(p.get("name", "")),
-                type=str(p.get("type", "string")),
-                required=bool(p.get("required", False)),
-                description=str(p.get("description", "")),
-            )
-            for p in params
-        ),
+        parameters=tuple(parameter_from_json(p, required=False) for p in params),
         handler=str(item.get("handler") or ""),
         status_reason=str(item.get("status_reason") or ""),
     )
@@ -102,16 +96,15 @@ def node_to_pack(node: NodeData) -> dict[str, Any]:
         "type": node.type,
         "title": node.title,
         "chunk": node.chunk,
+        **({"staff_notes": node.staff_notes} if node.staff_notes else {}),
+        **({"description": node.description} if node.description else {}),
         "risk": node.risk,
         "status": node.status,
         **({"status_reason": node.status_reason} if node.status_reason else {}),
         "labels": list(node.labels),
         "clusters": list(node.clusters),
         "preconditions": list(node.preconditions),
-        "parameters": [
-            {"name": p.name, "type": p.type, "required": p.required, "description": p.description}
-            for p in node.parameters
-        ],
+        "parameters": [parameter_as_json(p) for p in node.parameters],
         "handler": node.handler,
     }
 

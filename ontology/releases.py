@@ -29,6 +29,7 @@ from arg_platform.errors import NotFound, RuleViolation, Violation
 from projects.models import Project
 from taxonomy.packs import PackDocument, pack_export
 from taxonomy.packs.importer import pack_validate
+from taxonomy.term_guard import draft_term_warnings
 
 from .analytics import compute_structural_signals, default_backend, signals_to_json
 from .graph_arrays import (
@@ -46,11 +47,17 @@ from .pack_graph import alias_to_pack, edge_to_pack, node_to_pack
 from .snapshot_registry import registry
 from .store import get_graph_store
 from .store.port import GraphData
+from .validator import graph_warnings
 
 
 def node_texts(arrays: GraphArrays) -> list[str]:
-    """What a node's embedding is computed from: its title and its chunk."""
-    return [f"{title}\n{chunk}" for title, chunk in zip(arrays.titles, arrays.chunks, strict=True)]
+    """What a node's embedding is computed from: its title, its client text (chunk) and, when it has
+    one, its internal description (what the node does — a memory node's client text may be empty).
+    Staff notes are not embedded."""
+    return [
+        f"{title}\n{chunk}" + (f"\n{extra['description']}" if extra.get("description") else "")
+        for title, chunk, extra in zip(arrays.titles, arrays.chunks, arrays.extras, strict=True)
+    ]
 
 
 def knowledge_violations(graph: GraphData, documents: dict[str, Any]) -> list[Violation]:
@@ -708,12 +715,13 @@ def release_diff(*, old: Release, new: Release) -> ReleaseDiff:
 @dataclass(frozen=True)
 class DraftReview:
     """What publishing the draft would change: the diff against the active release, the validator's
-    refusals, and the draft's digest (a publication may require the draft to still have it)."""
+    refusals and warnings, and the draft's digest (a publication may require the draft to still have it)."""
 
     active: Release | None
     diff: ReleaseDiff
     digest: str
     violations: tuple[Violation, ...]
+    warnings: tuple[Violation, ...] = ()  # the validator's warnings (``graph_warnings``): never refused
 
     @property
     def unchanged(self) -> bool:
@@ -733,4 +741,5 @@ def draft_review(*, project: Project) -> DraftReview:
         ),
         digest=knowledge_digest(graph, _with_context(documents)),
         violations=tuple(knowledge_violations(graph, documents)),
+        warnings=(*graph_warnings(graph), *draft_term_warnings(project=project)),
     )

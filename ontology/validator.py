@@ -12,7 +12,8 @@ write of a graph store (``node_violations``, ``edge_violations``, ``alias_violat
 ``graph.node_status``               the status is ACTIVE, DEPRECATED or REMOVED
 ``graph.status_transition``         (store) REMOVED is terminal; ACTIVE goes to DEPRECATED before REMOVED
 ``graph.status_reason``             (store) deprecating or removing a node needs a reason
-``graph.field_size``                title 1–200 characters, chunk ≤ 10,000, reasons/semantics ≤ 500, …
+``graph.field_size``                title 1–200 characters, chunk and staff notes ≤ 10,000, description
+                                    ≤ 2,000, reasons/semantics ≤ 500, …
 ``graph.embedding``                 an embedding is non-empty, finite, of one dimension in the graph
 ``graph.attach_label_exists``       an attached LabelID exists in the project's taxonomy
 ``graph.attach_label_deprecated``   an ACTIVE node is never attached to a DEPRECATED label (DEPRECATED
@@ -20,6 +21,7 @@ write of a graph store (``node_violations``, ``edge_violations``, ``alias_violat
 ``graph.attach_cluster_exists``     an attached cluster key exists
 ``graph.attach_unique``             a node lists each label and each cluster once
 ``graph.action_fields``             Action / DirectAction nodes name a handler; parameters are well formed
+                                    (a known type, a compiling pattern, an enum with its values)
 ``action.webhook_target_refused``   a ``webhook:<url>`` handler is an http(s) URL whose host is not, and
                                     does not resolve to, an internal address (loopback, private,
                                     link-local / cloud metadata, …) unless ``ARG_OUTBOUND_ALLOW`` names
@@ -35,6 +37,15 @@ write of a graph store (``node_violations``, ``edge_violations``, ``alias_violat
 ``graph.alias_unique``              one alias row per source
 ``graph.alias_targets``             a split/merge names ≥ 1 distinct, existing, non-REMOVED target that is
                                     not the source itself (a split without children is refused)
+==================================  ===============================================================
+
+One rule only *warns* (``client_text_warnings``, ``graph_warnings``; shown at publication and in the
+node editor, never refused):
+
+==================================  ===============================================================
+``graph.client_text_staff_voice``   a client text (``chunk``) sentence reads like an instruction to staff
+                                    ("Ask which plan the customer wants…"): it belongs in
+                                    ``staff_notes`` (``ontology.client_text``)
 ==================================  ===============================================================
 
 ``locations`` maps ``node:<id>``, ``edge:<source>|<target>|<type>`` and ``alias:<source>`` to where the
@@ -54,16 +65,29 @@ import numpy as np
 
 from arg_platform.errors import Violation, ViolationCollector
 from arg_platform.outbound import target_problem
-from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, NodeType, RiskLevel
+from arg_platform.vocabulary import (
+    EDGE_TYPES,
+    NODE_TYPES,
+    PARAMETER_SOURCES,
+    PARAMETER_TYPES,
+    NodeStatus,
+    NodeType,
+    RiskLevel,
+)
+
+from .client_text import staff_voice_sentences
 
 if TYPE_CHECKING:
-    from .store.port import AliasData, EdgeData, GraphData, NodeData
+    from .store.port import AliasData, EdgeData, GraphData, NodeData, ParameterSpec
 
 
 NODE_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 PARAMETER_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MAX_TITLE = 200
 MAX_CHUNK = 10_000
+MAX_STAFF_NOTES = 10_000
+MAX_DESCRIPTION = 2_000
+STAFF_VOICE_RULE = "graph.client_text_staff_voice"
 MAX_REASON = 500
 MAX_SEMANTICS = 500
 MAX_HANDLER = 200
@@ -176,6 +200,15 @@ def _check_node_fields(out: ViolationCollector, node: NodeData, where: str, loc:
         out.add(
             "graph.field_size", f"{where}: chunk must be text of at most {MAX_CHUNK} characters", "chunk", loc
         )
+    for fname, limit in (("staff_notes", MAX_STAFF_NOTES), ("description", MAX_DESCRIPTION)):
+        value = _text(getattr(node, fname, ""))
+        if value is None or len(value) > limit:
+            out.add(
+                "graph.field_size",
+                f"{where}: {fname.replace('_', ' ')} must be text of at most {limit:,} characters",
+                fname,
+                loc,
+            )
     reason = _text(node.status_reason)
     if reason is None or len(reason) > MAX_REASON:
         out.add(
@@ -313,6 +346,41 @@ def _check_action_fields(out: ViolationCollector, node: NodeData, where: str, lo
                 "parameters",
                 loc,
             )
+        for problem in _parameter_type_problems(spec):
+            out.add("graph.action_fields", f"{where}: parameter {name!r}: {problem}", "parameters", loc)
+
+
+def _parameter_type_problems(spec: ParameterSpec) -> list[str]:
+    """What is wrong with a parameter's typed declaration (type, pattern, values, synonyms, source)."""
+    problems: list[str] = []
+    ptype = getattr(spec, "type", "")
+    if isinstance(ptype, str) and ptype.strip() and ptype not in PARAMETER_TYPES:
+        problems.append(f"unknown type {ptype!r} (one of {', '.join(sorted(PARAMETER_TYPES))})")
+    pattern = getattr(spec, "pattern", "")
+    if ptype == "identifier" and not pattern:
+        problems.append("an identifier needs a pattern (a regular expression its values match)")
+    if pattern:
+        if ptype not in ("identifier", "string"):
+            problems.append("a pattern applies to an identifier or string parameter only")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            problems.append(f"pattern {pattern!r} is not a valid regular expression ({exc})")
+    values = getattr(spec, "values", ())
+    if ptype == "enum" and not values:
+        problems.append("an enum needs its values, e.g. values: [pro, team]")
+    if values and ptype != "enum":
+        problems.append("values apply to an enum parameter only")
+    if any(not v.strip() for v in values) or len(set(values)) != len(values):
+        problems.append("values must be distinct, non-empty words")
+    for value, _words in getattr(spec, "synonyms", ()):
+        if value not in values:
+            problems.append(f"synonyms name {value!r}, which is not one of its values")
+    if getattr(spec, "source", "prompt") not in PARAMETER_SOURCES:
+        problems.append(
+            "source is prompt (the user may give it) or context (the calling application gives it)"
+        )
+    return problems
 
 
 def _edge_name(edge: EdgeData) -> str:
@@ -406,3 +474,34 @@ def status_change_violations(
             "status",
         )
     return out.violations
+
+
+def client_text_warnings(node: NodeData, *, loc: str = "") -> list[Violation]:
+    """Warnings (never refusals) about one node's client text: each sentence that reads like an
+    instruction to staff (rule ``graph.client_text_staff_voice``), quoted."""
+    chunk = _text(node.chunk)
+    if not chunk or node.status == REMOVED:
+        return []
+    return [
+        Violation(
+            STAFF_VOICE_RULE,
+            f"node {node.node_id!r}: the client text reads like an instruction to staff — "
+            f"“{_quote(sentence)}”; move it to the staff notes and write what the asker should read",
+            "chunk",
+            loc,
+        )
+        for sentence in staff_voice_sentences(chunk)
+    ]
+
+
+def graph_warnings(graph: GraphData, *, locations: Mapping[str, str] | None = None) -> list[Violation]:
+    """Every warning over a whole graph (see ``client_text_warnings``)."""
+    locs = locations or {}
+    out: list[Violation] = []
+    for node in graph.nodes:
+        out += client_text_warnings(node, loc=locs.get(f"node:{node.node_id}", ""))
+    return out
+
+
+def _quote(sentence: str, limit: int = 120) -> str:
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"

@@ -59,7 +59,7 @@ from typing import Any, ClassVar
 from arg_platform.errors import RuleViolation, Violation
 from arg_platform.storable_text import storable_text, unstorable_paths
 from arg_platform.vocabulary import EDGE_TYPES, NODE_TYPES, NodeStatus, RiskLevel
-from ontology.store.port import ParameterSpec
+from ontology.store.port import ParameterSpec, parameter_from_json
 
 NEW_LABEL_PREFIX = "new:"
 LABEL_STATUSES = ("CANDIDATE", "SHADOW", "ACTIVE", "DEPRECATED")
@@ -358,16 +358,21 @@ def _bad(index: int, message: str, field: str = "changeset") -> Violation:
     return Violation("review.changeset", f"operation {index}: {message}", field, f"changeset[{index}]")
 
 
+PARAMETER_KEYS = frozenset(
+    {"name", "type", "required", "description", "pattern", "values", "synonyms", "source"}
+)
+
+
 def _coerce(index: int, name: str, value: Any, violations: list[Violation]) -> Any:
     if name == "parameters":
         if not isinstance(value, list):
             violations.append(_bad(index, "parameters must be a list"))
             return ()
-        try:
-            return tuple(ParameterSpec(**p) for p in value)
-        except TypeError as exc:
-            violations.append(_bad(index, f"bad parameter: {exc}"))
+        unknown = [sorted(set(p) - PARAMETER_KEYS) for p in value if isinstance(p, dict)]
+        if not all(isinstance(p, dict) and "name" in p for p in value) or any(unknown):
+            violations.append(_bad(index, f"bad parameter: keys are {', '.join(sorted(PARAMETER_KEYS))}"))
             return ()
+        return tuple(parameter_from_json(p) for p in value)
     if name in _TUPLE_FIELDS:
         if value is None and name == "preconditions":
             return None

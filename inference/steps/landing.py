@@ -47,6 +47,8 @@ COLD_START_NODE_TYPES: frozenset[str] = frozenset(
     {NodeType.INFO, NodeType.INFO_STABLE, NodeType.FAQ, NodeType.CLARIFY, NodeType.DECISION}
 )
 
+CLARIFY_MASK = type_mask([NodeType.CLARIFY])
+
 
 @dataclass(frozen=True)
 class LandingParams:
@@ -61,7 +63,9 @@ class LandingParams:
     * ``cold_start_node_types`` (Info, InfoStable, FAQ, Clarify, Decision) — the only types a
       cold-start landing may pick; high-risk Actions / DirectActions are excluded whatever this says;
     * ``pool_max`` (20,000) — most rows scored by embedding for a cluster-wide tier; a larger cluster
-      is narrowed to the nodes of the request's labels (bounded work on any graph size).
+      is narrowed to the nodes of the request's labels (bounded work on any graph size);
+    * ``answered`` (False) — the request answers "Do you mean X or Y?": a tier lands on a Clarify node
+      only when it has nothing else, so the user is not asked again.
     """
 
     top_n: int = 5
@@ -70,6 +74,7 @@ class LandingParams:
     specificity_bonus: float = 0.05
     cold_start_node_types: frozenset[str] = COLD_START_NODE_TYPES
     pool_max: int = 20_000
+    answered: bool = False
 
 
 DEFAULT_LANDING_PARAMS = LandingParams()
@@ -222,6 +227,10 @@ def _label_landing(
     tiers.append(("label_subtree", subtree))
     for reason, tier in tiers:
         positions, weights = tier()
+        if params.answered and positions.size:
+            keep = ~CLARIFY_MASK[snapshot.node_type[positions]]
+            if keep.any():
+                positions, weights = positions[keep], weights[keep]
         landing = _rank(
             snapshot, runtime, gate, positions, weights, prompt_vec, reason, scope_clusters, params
         )

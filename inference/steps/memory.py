@@ -14,6 +14,9 @@ MEMORY whose ``details["memory"]`` says what happened (and lands in the request'
 * **MemoryRead** — the caller's memories most relevant to the prompt, graph-reranked, each node
   followed through the split redirection table of the pinned snapshot; the soft update of redirected
   items is written after the read. Only items at ``READ_MIN_SIMILARITY`` or more are shown.
+
+Answers speak to the asker about what was found or saved (``read_answer``, ``write_answer``): the
+node's client text (``chunk``) may open a read or close a write, its internal description never shows.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 LOW_CONFIDENCE = 0.5  # below: the write is flagged LOW_CONFIDENCE_INFO_WRITE
 READ_K = 5
+SAVED_QUOTE_CHARS = 300  # a write's answer quotes what was saved up to this length
 # a MemoryRead shows a vector hit only from this similarity to the request (label boost included): the
 # read returns the k nearest items however far, and "my card was declined" was answered with a saved
 # contact preference (0.13). Measured with all-MiniLM-L6-v2 on question / memory pairs: the relevant
@@ -83,7 +87,7 @@ def memory_outcome(
         details = read()
         return Outcome(
             kind=OutcomeKind.MEMORY,
-            answer=node.chunk + "\n" + _read_lines(details),
+            answer=read_answer(details, lead=node.chunk),
             citations=(citation,),
             details={"memory": details},
         )
@@ -95,15 +99,32 @@ def memory_outcome(
         # to remember in a question, so the step reads back what was remembered instead — when the
         # caller's policy lets it read memory at all (a write-only policy forbids MemoryRead nodes)
         details = {**details, "read": read()}
-        answer = _read_lines(details["read"])
+        answer = read_answer(details["read"])
+    elif details.get("written"):
+        answer = write_answer(envelope.prompt_raw, after=node.chunk)
     else:
-        answer = node.chunk if details.get("written") else _not_written_answer(details)
+        answer = _not_written_answer(details)
     return Outcome(kind=OutcomeKind.MEMORY, answer=answer, citations=(citation,), details={"memory": details})
 
 
-def _read_lines(details: dict[str, Any]) -> str:
+def read_answer(details: dict[str, Any], *, lead: str = "") -> str:
+    """What a read tells the asker: what was found, one item a line, after the node's client text (or
+    "Here is what I have on record"); or that nothing is saved. Never the node's internal description."""
     lines = [f"- {item['text']}" for item in details["items"]]
-    return "\n".join(lines) if lines else "I have nothing saved about this yet."
+    if not lines:
+        return "I have nothing saved about this yet."
+    count = len(lines)
+    opening = lead.strip() or f"Here is what I have on record ({count} {'item' if count == 1 else 'items'}):"
+    return opening + "\n" + "\n".join(lines)
+
+
+def write_answer(saved: str, *, after: str = "") -> str:
+    """What a write tells the asker: what was saved, in their words, then the node's client text (what
+    happens with it, e.g. "Later answers will use it.")."""
+    text = " ".join(saved.split())
+    if len(text) > SAVED_QUOTE_CHARS:
+        text = text[: SAVED_QUOTE_CHARS - 1].rstrip() + "…"
+    return " ".join(filter(None, [f"I saved this: “{text}”.", after.strip()]))
 
 
 def _not_written_answer(details: dict[str, Any]) -> str:

@@ -14,6 +14,23 @@ class ParameterSerializer(serializers.Serializer):
     # a declared field, not the Field.required attribute the DRF stubs see on a serializer
     required = serializers.BooleanField(default=True)  # type: ignore[assignment]
     description = serializers.CharField(max_length=500, allow_blank=True, default="")
+    pattern = serializers.CharField(
+        max_length=300, required=False, help_text="identifier/string: a regular expression values match"
+    )
+    values = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=100, help_text="enum values"
+    )
+    synonyms = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField(max_length=100), max_length=50),
+        required=False,
+        help_text="enum: other words for a value, {value: [word, …]}",
+    )
+    # a declared field, not the Field.source attribute the DRF stubs see on a serializer
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["prompt", "context"],
+        required=False,
+        help_text="prompt: the user may give it (default); context: only the calling application gives it",
+    )
 
 
 class NodeSerializer(serializers.Serializer):
@@ -22,7 +39,24 @@ class NodeSerializer(serializers.Serializer):
     node_id = serializers.CharField(max_length=128)
     type = serializers.ChoiceField(choices=NODE_TYPE_CHOICES)
     title = serializers.CharField(max_length=200)
-    chunk = serializers.CharField(max_length=10_000, allow_blank=True, default="")
+    chunk = serializers.CharField(
+        max_length=10_000,
+        allow_blank=True,
+        default="",
+        help_text="client text: what an answer may show the asker (the only text answers use)",
+    )
+    staff_notes = serializers.CharField(
+        max_length=10_000,
+        allow_blank=True,
+        default="",
+        help_text="instructions for staff; never in an answer, shown to curators and reviewers only",
+    )
+    description = serializers.CharField(
+        max_length=2_000,
+        allow_blank=True,
+        default="",
+        help_text="what the node is or does, for curators; never in an answer",
+    )
     risk = serializers.ChoiceField(choices=[r.value for r in RiskLevel], default="low")
     status = serializers.CharField(read_only=True)
     status_reason = serializers.CharField(read_only=True)
@@ -35,10 +69,22 @@ class NodeSerializer(serializers.Serializer):
     handler = serializers.CharField(max_length=200, allow_blank=True, default="")
 
 
+class NodeSavedSerializer(NodeSerializer):
+    """A node as saved, with the validator's warnings about it (it was saved anyway)."""
+
+    warnings = serializers.ListField(
+        child=serializers.DictField(),
+        read_only=True,
+        help_text="e.g. graph.client_text_staff_voice: a client-text sentence reads like staff instructions",
+    )
+
+
 class NodeUpdateSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=NODE_TYPE_CHOICES, required=False)
     title = serializers.CharField(max_length=200, required=False)
     chunk = serializers.CharField(max_length=10_000, allow_blank=True, required=False)
+    staff_notes = serializers.CharField(max_length=10_000, allow_blank=True, required=False)
+    description = serializers.CharField(max_length=2_000, allow_blank=True, required=False)
     risk = serializers.ChoiceField(choices=[r.value for r in RiskLevel], required=False)
     labels = serializers.ListField(child=serializers.CharField(max_length=16), required=False, max_length=50)
     clusters = serializers.ListField(
@@ -161,4 +207,9 @@ class DraftReviewSerializer(serializers.Serializer):
         help_text="the draft equals the active release: publishing is a no-op"
     )
     violations = serializers.ListField(child=serializers.DictField(), help_text="the validator's refusals")
+    warnings = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="the validator's warnings (e.g. a client text that reads like staff instructions): "
+        "publication goes ahead",
+    )
     diff = ReleaseDiffSerializer()

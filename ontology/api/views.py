@@ -25,8 +25,16 @@ from arg_platform.pagination import MAX_OFFSET
 from ontology import graph_read, releases, services
 from ontology.publish_jobs import publish_job_open
 from ontology.selectors import release_list
-from ontology.store.port import AliasData, EdgeData, NodeData, ParameterSpec, is_direction
+from ontology.store.port import (
+    AliasData,
+    EdgeData,
+    NodeData,
+    is_direction,
+    parameter_as_json,
+    parameter_from_json,
+)
 from ontology.tasks import release_publish_task
+from ontology.validator import client_text_warnings
 from projects.access import Capability
 from projects.api.base import ProjectScopedMixin
 
@@ -46,18 +54,35 @@ def _valid(serializer_class: type, data: Any, **kwargs: Any) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
-def node_json(node: NodeData, *, show_handler_target: bool) -> dict[str, Any]:
+def node_json(node: NodeData, *, show_handler_target: bool, show_staff_texts: bool = True) -> dict[str, Any]:
     """The node as the API shows it. A ``webhook:<url>`` handler's URL names internal infrastructure:
-    callers who cannot curate (client tokens, reviewers) see ``webhook`` only."""
+    callers who cannot curate (client tokens, reviewers) see ``webhook`` only. ``staff_notes`` and
+    ``description`` are for staff: callers who can neither curate nor review see the client text only."""
     data = asdict(node)
     data.pop("embedding", None)
+    if not show_staff_texts:
+        data.pop("staff_notes", None)
+        data.pop("description", None)
+    data["parameters"] = [parameter_as_json(p) for p in node.parameters]
     data["handler"] = handler_shown(data.get("handler", ""), curator=show_handler_target)
     return data
 
 
 class GraphReadMixin(ProjectScopedMixin):
     def node_json(self, node: NodeData) -> dict[str, Any]:
-        return node_json(node, show_handler_target=self.access.can(Capability.CURATE))
+        return node_json(
+            node,
+            show_handler_target=self.access.can(Capability.CURATE),
+            show_staff_texts=self.access.can(Capability.CURATE) or self.access.can(Capability.REVIEW),
+        )
+
+    def node_json_with_warnings(self, node: NodeData) -> dict[str, Any]:
+        """The node, and the validator's warnings about it (saved anyway; see ``client_text_warnings``)."""
+        warnings = client_text_warnings(node)
+        return {
+            **self.node_json(node),
+            "warnings": [{"rule": w.rule, "message": w.message, "field": w.field} for w in warnings],
+        }
 
     def source(self, request: Request) -> str:
         source = request.query_params.get("source", graph_read.RELEASE)
@@ -108,7 +133,7 @@ class NodeListView(GraphReadMixin, APIView):
             {"count": total, "offset": offset, "limit": limit, "results": [self.node_json(n) for n in nodes]}
         )
 
-    @extend_schema(request=s.NodeSerializer, responses={201: s.NodeSerializer})
+    @extend_schema(request=s.NodeSerializer, responses={201: s.NodeSavedSerializer})
     def post(self, request: Request, project: str) -> Response:
         data = _valid(s.NodeSerializer, request.data)
         node = NodeData(
@@ -116,15 +141,17 @@ class NodeListView(GraphReadMixin, APIView):
             type=data["type"],
             title=data["title"],
             chunk=data["chunk"],
+            staff_notes=data["staff_notes"],
+            description=data["description"],
             risk=data["risk"],
             labels=tuple(data["labels"]),
             clusters=tuple(data["clusters"]),
             preconditions=tuple(data["preconditions"]),
-            parameters=tuple(ParameterSpec(**p) for p in data["parameters"]),
+            parameters=tuple(parameter_from_json(p) for p in data["parameters"]),
             handler=data["handler"],
         )
         node = services.node_create(project=self.project, actor=request.user, node=node)
-        return Response(self.node_json(node), status=status.HTTP_201_CREATED)
+        return Response(self.node_json_with_warnings(node), status=status.HTTP_201_CREATED)
 
 
 @extend_schema(parameters=[PROJECT, NODE_ID])
@@ -137,16 +164,16 @@ class NodeDetailView(GraphReadMixin, APIView):
             )
         )
 
-    @extend_schema(request=s.NodeUpdateSerializer, responses=s.NodeSerializer)
+    @extend_schema(request=s.NodeUpdateSerializer, responses=s.NodeSavedSerializer)
     def patch(self, request: Request, project: str, node_id: str) -> Response:
         data = _valid(s.NodeUpdateSerializer, request.data)
         changes: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
         if "parameters" in data:
-            changes["parameters"] = tuple(ParameterSpec(**p) for p in data["parameters"])
+            changes["parameters"] = tuple(parameter_from_json(p) for p in data["parameters"])
         node = services.node_update(
             project=self.project, actor=request.user, node_id=node_id, changes=changes
         )
-        return Response(self.node_json(node))
+        return Response(self.node_json_with_warnings(node))
 
 
 @extend_schema(parameters=[PROJECT, NODE_ID])
@@ -280,6 +307,9 @@ class DraftReviewView(ProjectScopedMixin, APIView):
                 "unchanged": review.unchanged,
                 "violations": [
                     {"rule": v.rule, "message": v.message, "field": v.field} for v in review.violations
+                ],
+                "warnings": [
+                    {"rule": v.rule, "message": v.message, "field": v.field} for v in review.warnings
                 ],
                 "diff": asdict(review.diff),
             }

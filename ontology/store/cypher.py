@@ -7,8 +7,8 @@ variables, undeclared parameters, unknown labels and relationship types).
 
 Data model (Cypher 5):
 
-* ``(:OntologyNode {project_id, generation, node_id, type, title, chunk, risk, status, status_reason,
-  status_changed_at, labels: [LabelID], clusters: [cluster key], preconditions: [text],
+* ``(:OntologyNode {project_id, generation, node_id, type, title, chunk, staff_notes, description, risk,
+  status, status_reason, status_changed_at, labels: [LabelID], clusters: [cluster key], preconditions: [text],
   parameters_json: text, handler, embedding: [float] | absent, created_at, updated_at})`` — unique per
   (project_id, generation, node_id). Attachments are list properties; parameters (a list of maps,
   which Neo4j cannot store as a property) are JSON text.

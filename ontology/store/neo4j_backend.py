@@ -63,8 +63,9 @@ from .port import (
     GraphCounts,
     GraphData,
     NodeData,
-    ParameterSpec,
     StoreHealth,
+    parameter_as_json,
+    parameter_from_json,
     resolve_alias_chain,
 )
 
@@ -110,36 +111,30 @@ def node_props(node: NodeData) -> dict[str, Any]:
         "type": str(node.type),
         "title": node.title,
         "chunk": node.chunk,
+        "staff_notes": node.staff_notes,
+        "description": node.description,
         "risk": str(node.risk),
         "status": str(node.status),
         "status_reason": node.status_reason,
         "labels": list(node.labels),
         "clusters": list(node.clusters),
         "preconditions": list(node.preconditions),
-        "parameters_json": json.dumps(
-            [
-                {"name": p.name, "type": p.type, "required": p.required, "description": p.description}
-                for p in node.parameters
-            ]
-        ),
+        "parameters_json": json.dumps([parameter_as_json(p) for p in node.parameters]),
         "handler": node.handler,
         "embedding": [float(x) for x in node.embedding] if node.embedding is not None else None,
     }
 
 
 def node_from_props(props: dict[str, Any]) -> NodeData:
-    parameters = tuple(
-        ParameterSpec(
-            p["name"], p.get("type", "string"), bool(p.get("required", True)), p.get("description", "")
-        )
-        for p in json.loads(props.get("parameters_json") or "[]")
-    )
+    parameters = tuple(parameter_from_json(p) for p in json.loads(props.get("parameters_json") or "[]"))
     embedding = props.get("embedding")
     return NodeData(
         node_id=props["node_id"],
         type=props["type"],
         title=props["title"],
         chunk=props.get("chunk", ""),
+        staff_notes=props.get("staff_notes", ""),
+        description=props.get("description", ""),
         risk=props.get("risk", "low"),
         status=props.get("status", "ACTIVE"),
         labels=tuple(props.get("labels") or ()),

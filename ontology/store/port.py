@@ -42,17 +42,76 @@ class StoreHealth:
 
 @dataclass(frozen=True)
 class ParameterSpec:
-    """One parameter an Action needs before it can execute (clarified from the user when missing)."""
+    """One parameter an Action needs before it can execute (clarified from the user when missing).
+
+    ``type`` is one of ``PARAMETER_TYPES``. ``pattern`` (an ``identifier``'s regular expression, also
+    allowed on ``string``) is what a value must match in full; ``values`` are an ``enum``'s accepted
+    values and ``synonyms`` other words for them (``(value, (word, …))`` pairs). ``source`` says where
+    the value comes from: ``prompt`` — the caller's parameters or the user's words (taken from the
+    prompt when found, asked for when missing); ``context`` — the calling application only (its
+    parameters or the request context), never asked from the user in words.
+    """
 
     name: str
     type: str = "string"
     required: bool = True
     description: str = ""
+    pattern: str = ""
+    values: tuple[str, ...] = ()
+    synonyms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    source: str = "prompt"
+
+
+def parameter_as_json(spec: ParameterSpec) -> dict[str, object]:
+    """A parameter in the knowledge-pack shape: the four base keys, the others only when set."""
+    out: dict[str, object] = {
+        "name": spec.name,
+        "type": spec.type,
+        "required": spec.required,
+        "description": spec.description,
+    }
+    if spec.pattern:
+        out["pattern"] = spec.pattern
+    if spec.values:
+        out["values"] = list(spec.values)
+    if spec.synonyms:
+        out["synonyms"] = {value: list(words) for value, words in spec.synonyms}
+    if spec.source != "prompt":
+        out["source"] = spec.source
+    return out
+
+
+def parameter_from_json(raw: Mapping[str, object], *, required: bool = True) -> ParameterSpec:
+    """A ``ParameterSpec`` from its knowledge-pack shape (``required`` when the key is absent).
+
+    Values are taken as given (strings where text is expected); the validator reports what does not
+    fit (``graph.action_fields``)."""
+    values = raw.get("values") or ()
+    synonyms = raw.get("synonyms") or {}
+    return ParameterSpec(
+        name=str(raw.get("name", "")),
+        type=str(raw.get("type") or "string"),
+        required=bool(raw.get("required", required)),
+        description=str(raw.get("description") or ""),
+        pattern=str(raw.get("pattern") or ""),
+        values=tuple(str(v) for v in values) if isinstance(values, list | tuple) else (str(values),),
+        synonyms=tuple(
+            (str(value), tuple(str(w) for w in words) if isinstance(words, list | tuple) else (str(words),))
+            for value, words in (synonyms.items() if isinstance(synonyms, Mapping) else ())
+        ),
+        source=str(raw.get("source") or "prompt"),
+    )
 
 
 @dataclass(frozen=True)
 class NodeData:
-    """An ontology node (ARG §0.1): a leaf carrying operational truth, attached to labels and clusters."""
+    """An ontology node (ARG §0.1): a leaf carrying operational truth, attached to labels and clusters.
+
+    A node has three texts with three readers: ``chunk`` is the *client text* — what an answer may show
+    the asker, the only text the online path ever returns or cites; ``staff_notes`` are instructions for
+    the people who curate or hand over the case (never shown to a client); ``description`` says what the
+    node is or does, for curators (never shown to a client).
+    """
 
     node_id: str
     type: str
@@ -67,6 +126,8 @@ class NodeData:
     handler: str = ""
     status_reason: str = ""
     embedding: tuple[float, ...] | None = None
+    staff_notes: str = ""
+    description: str = ""
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ from .port import (
     NodeData,
     ParameterSpec,
     StoreHealth,
+    parameter_as_json,
+    parameter_from_json,
     resolve_alias_chain,
 )
 
@@ -60,19 +62,11 @@ def unpack_embedding(raw: bytes | memoryview | None) -> tuple[float, ...] | None
 
 
 def parameters_as_json(parameters: tuple[ParameterSpec, ...]) -> list[dict[str, Any]]:
-    return [
-        {"name": p.name, "type": p.type, "required": p.required, "description": p.description}
-        for p in parameters
-    ]
+    return [parameter_as_json(p) for p in parameters]
 
 
 def parameters_from_json(raw: list[dict[str, Any]]) -> tuple[ParameterSpec, ...]:
-    return tuple(
-        ParameterSpec(
-            p["name"], p.get("type", "string"), bool(p.get("required", True)), p.get("description", "")
-        )
-        for p in raw
-    )
+    return tuple(parameter_from_json(p) for p in raw)
 
 
 def _node_data(row: OntologyNode, labels: tuple[str, ...], clusters: tuple[str, ...]) -> NodeData:
@@ -90,6 +84,8 @@ def _node_data(row: OntologyNode, labels: tuple[str, ...], clusters: tuple[str, 
         handler=row.handler,
         status_reason=row.status_reason,
         embedding=unpack_embedding(row.embedding),
+        staff_notes=row.staff_notes,
+        description=row.description,
     )
 
 
@@ -98,6 +94,8 @@ def _node_fields(node: NodeData) -> dict[str, Any]:
         "type": str(node.type),
         "title": node.title,
         "chunk": node.chunk,
+        "staff_notes": node.staff_notes,
+        "description": node.description,
         "risk": str(node.risk),
         "status": str(node.status),
         "status_reason": node.status_reason,

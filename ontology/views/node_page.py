@@ -18,6 +18,7 @@ from ontology.graph_read import DRAFT, RELEASE, Neighbourhood
 from ontology.models import Release
 from ontology.releases import release_active
 from ontology.store.port import EdgeData, NodeData
+from ontology.validator import client_text_warnings
 from projects.access import Capability, ProjectAccess
 from taxonomy.selectors import cluster_list, label_list
 
@@ -213,6 +214,8 @@ def node_context(
         "history_count": events.count(),
         "edit_form": edit_form,
         "edit_open": "edit_form" in bound,
+        # the validator's warnings about the client text (saved anyway; shown beside it)
+        "text_warnings": client_text_warnings(node),
         "status_form": bound.get("status_form") or forms.NodeStatusForm(current=node.status),
         "release_url": graph_url("node_detail", access, node_id, source=RELEASE),
         "draft_url": graph_url("node_detail", access, node_id),

@@ -46,7 +46,6 @@ from .base import (
 )
 
 RELEASES_BODY = "ontology/partials/releases_body.html"
-RELEASE_JOBS = (PUBLISH_JOB, "review.apply_approved")  # the jobs that publish releases
 
 
 class PublishAskForm(django_forms.Form):

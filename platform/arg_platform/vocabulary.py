@@ -65,6 +65,18 @@ NODE_STATUS_CHOICES: list[str] = [s.value for s in NodeStatus]
 # The declared types of Action parameters and where their values come from
 # (docs/knowledge-pack-format.md, "Action parameters"; ``ontology.store.port.ParameterSpec``).
 PARAMETER_TYPES: frozenset[str] = frozenset(
-    {"string", "integer", "number", "boolean", "list", "map", "datetime", "date", "email", "identifier", "enum"}
+    {
+        "string",
+        "integer",
+        "number",
+        "boolean",
+        "list",
+        "map",
+        "datetime",
+        "date",
+        "email",
+        "identifier",
+        "enum",
+    }
 )
 PARAMETER_SOURCES: frozenset[str] = frozenset({"prompt", "context"})

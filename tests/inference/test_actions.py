@@ -421,7 +421,11 @@ def test_a_medium_risk_action_asks_for_confirmation_only_under_restrict(demo_sna
         registry=counting.registry,
     )
     allowed = act(
-        demo_snapshot, project, node_id=RETRY, parameters={"invoice_id": "INV-2024-000001"}, registry=counting.registry
+        demo_snapshot,
+        project,
+        node_id=RETRY,
+        parameters={"invoice_id": "INV-2024-000001"},
+        registry=counting.registry,
     )
 
     assert restricted.kind == OutcomeKind.CLARIFY

@@ -86,8 +86,10 @@ def test_a_continuation_is_answered_for_the_label_the_user_chose(acme, customer,
     assert (outcome["active_check"] or {}).get("kind") != "disambiguate"  # not asked again
     if label_id == SSO:
         assert outcome["kind"] == "INFO" and outcome["citations"]
-    else:  # the 2FA branch of the demo graph leads to its enforcement action, which needs an org id
-        assert outcome["kind"] == "CLARIFY" and outcome["missing_parameters"] == ["org_id"]
+    else:  # the 2FA branch of the demo graph leads to its enforcement action, whose org id comes from
+        # the client application, not the user: it answers with the how-to and says what it lacked
+        assert outcome["kind"] == "ACTION" and outcome["action"]["status"] == "NEEDS_CONTEXT"
+        assert outcome["action"]["missing_context"] == ["org_id"] and outcome["citations"]
     # the continuation's own row says what it answered; the asking row got the choice as evidence, once
     log = InferenceLog.objects.get(request_id=body["request_id"])
     assert log.weaver["chosen"] == {"request_id": asked, "label_id": label_id, "name": name}

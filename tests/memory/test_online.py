@@ -53,6 +53,11 @@ def test_a_memorywrite_request_writes_label_gated_deduplicated_memory(mem_releas
     )
     assert episode.label_ids == ["L00003"] and episode.provenance["role"] == "customer"
     assert log.outcome_details["memory"]["episode_id"] == episode.pk
+    # the answer tells the user what was saved, then the node's client text — never its internal texts
+    assert (
+        result.outcome.answer
+        == f"I saved this: “{REMEMBER}”. Noted — I'll use these preferences from now on."
+    )
 
     again = infer(mem_released, "Please remember that I prefer to be contacted by email rather than chat.")
     assert again.outcome.details["memory"]["decision"] == "MATCH"
@@ -87,7 +92,7 @@ def test_a_question_routed_to_a_memorywrite_reads_back_what_was_remembered(mem_r
     memory = result.outcome.details["memory"]
     assert memory["written"] is False and memory["reason"] == "question"
     assert [item["text"] for item in memory["read"]["items"]] == [REMEMBER]
-    assert result.outcome.answer == f"- {REMEMBER}"
+    assert result.outcome.answer == f"Here is what I have on record (1 item):\n- {REMEMBER}"
     assert EpisodicMemory.objects.count() == before
 
 
@@ -126,7 +131,9 @@ def test_memoryread_returns_the_users_memories(mem_released):
     memory = result.outcome.details["memory"]
     assert memory["mode"] == "read"
     assert [item["text"] for item in memory["items"]][:1] == [REMEMBER]
-    assert REMEMBER in result.outcome.answer
+    # what was found, after the node's client text; not its internal description ("Loads …")
+    assert result.outcome.answer.startswith(f"Here is what I remember about your preferences.\n- {REMEMBER}")
+    assert "Loads" not in result.outcome.answer
 
 
 def test_memoryread_shows_only_memories_relevant_to_the_request(mem_released):
@@ -152,7 +159,7 @@ def test_memoryread_shows_only_memories_relevant_to_the_request(mem_released):
         unrelated.explanation
     )
     assert unrelated.outcome.details["memory"]["items"] == []
-    assert unrelated.outcome.answer.endswith("I have nothing saved about this yet.")
+    assert unrelated.outcome.answer == "I have nothing saved about this yet."
 
 
 def test_a_memory_on_a_split_node_is_redirected_not_orphaned(mem_released, expert):

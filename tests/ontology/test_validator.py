@@ -79,6 +79,36 @@ NODE_CASES = [
         [("graph.action_fields", "parameters")],
     ),
     (replace(NEW, parameters=(ParameterSpec("a", type=""),)), [("graph.action_fields", "parameters")]),
+    # typed parameters: a known type, an identifier's compiling pattern, an enum's values, a source
+    (replace(NEW, parameters=(ParameterSpec("a", type="colour"),)), [("graph.action_fields", "parameters")]),
+    (
+        replace(NEW, parameters=(ParameterSpec("a", type="identifier"),)),
+        [("graph.action_fields", "parameters")],
+    ),
+    (
+        replace(NEW, parameters=(ParameterSpec("a", type="identifier", pattern="INV-(\\d"),)),
+        [("graph.action_fields", "parameters")],
+    ),
+    (replace(NEW, parameters=(ParameterSpec("a", type="enum"),)), [("graph.action_fields", "parameters")]),
+    (
+        replace(
+            NEW,
+            parameters=(ParameterSpec("a", type="enum", values=("pro",), synonyms=(("team", ("biz",)),)),),
+        ),
+        [("graph.action_fields", "parameters")],
+    ),
+    (replace(NEW, parameters=(ParameterSpec("a", source="user"),)), [("graph.action_fields", "parameters")]),
+    (
+        replace(
+            NEW,
+            parameters=(
+                ParameterSpec("a", type="enum", values=("pro", "team"), synonyms=(("team", ("biz",)),)),
+                ParameterSpec("b", type="identifier", pattern="INV-\\d{4}"),
+                ParameterSpec("c", type="email", source="context"),
+            ),
+        ),
+        [],
+    ),
 ]
 
 

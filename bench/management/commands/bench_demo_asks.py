@@ -50,7 +50,12 @@ class Command(BaseCommand):
                 total += 1
                 result = run_inference(
                     InferenceRequest(
-                        f"bench-{total}", project, prompt, RequestContext(), default_role="customer", snapshot=snapshot
+                        f"bench-{total}",
+                        project,
+                        prompt,
+                        RequestContext(),
+                        default_role="customer",
+                        snapshot=snapshot,
                     )
                 )
                 outcome = result.outcome

@@ -84,7 +84,8 @@ def test_on_escalation_the_llm_chooses_among_the_candidates_and_the_request_is_r
     assert user.endswith(f"Request: {AMBIGUOUS}")
     assert list(body["labels"]) == [SSO]
     assert "ABSTAIN_RECOMMENDED" not in body["flags"]
-    assert body["outcome"]["kind"] != "CLARIFY"
+    assert (body["outcome"]["active_check"] or {}).get("kind") != "disambiguate"  # routed, not asked
+    assert body["path"]["nodes"], body
     assert logged_proposal(body) == {"result": "chosen", "label": SSO}
 
 

@@ -160,6 +160,20 @@ def test_release_review_reports_cross_label_duplicates(project, expert, labels):
     assert found[0].identical  # identical pairs come first
 
 
+def test_draft_review_warns_of_cross_label_duplicates_without_refusing(
+    project, expert, admin_member, api_as, labels
+):
+    Label.objects.filter(pk=labels["billing"].pk).update(synonyms=["Outage"])
+    review = api_as(admin_member).get(f"/api/v1/projects/{project.slug}/releases/draft/")
+    assert review.status_code == 200, review.content
+    body = review.json()
+    duplicates = [w for w in body["warnings"] if w["rule"] == "taxonomy.term_duplicate"]
+    assert len(duplicates) == 1
+    assert labels["status"].label_id in duplicates[0]["message"]
+    assert labels["billing"].label_id in duplicates[0]["message"]
+    assert not any(v["rule"].startswith("taxonomy.term_") for v in body["violations"])
+
+
 def test_competing_labels_rank_by_centroid_similarity(project, expert, labels):
     competing = competing_labels(taxonomy_view(project=project), label_id=labels["status"].label_id)
     assert [c.label_id for c in competing] == [labels["restarts"].label_id, labels["billing"].label_id]

@@ -764,6 +764,7 @@ POLICY = {
     "refusal_template": "Sorry.",
     "refocus_template": "Let us focus.",
     "memory_scopes": ["USER", "ORG"],
+    "language_messages": "fr: Je ne parle que {languages}.\ndefault: I only speak {languages}.",
 }
 
 
@@ -793,6 +794,7 @@ def test_create_and_edit_a_policy(expert, tax):
         "refusal_template": "Sorry.",
         "refocus_template": "Let us focus.",
         "memory_scopes": ["USER", "ORG"],
+        "language_messages": {"fr": "Je ne parle que {languages}.", "default": "I only speak {languages}."},
     }
     edit = client.get("/p/acme/policies/agent/").content.decode()
     assert "legal-advice: lawsuit, sue -&gt; REFOCUS\nhealth: diagnosis -&gt; REFOCUS" in edit

@@ -5,9 +5,11 @@
   ``ontology.releases``, so every release, draft or changeset, recomputes them) and frozen as the
   release document ``languages``; ``ontology.releases.release_store`` copies them onto
   ``Release.languages`` (the release page and the API's release representation show them). An
-  example counts when its language is detected with confidence at least ``EXAMPLE_CONFIDENCE``; a
-  language is covered when at least ``MIN_EXAMPLES_PER_LANGUAGE`` examples are in it, and the most
-  frequent language always is. A release without examples covers no language: the gate is off.
+  example counts when it has at least ``MIN_EXAMPLE_WORDS`` words and its language is detected with
+  confidence at least ``EXAMPLE_CONFIDENCE`` (two-word labels such as "invoice question" read as
+  French); a language is covered when at least ``MIN_EXAMPLES_PER_LANGUAGE`` examples, and at least
+  ``MIN_LANGUAGE_SHARE`` of the counted ones, are in it, and the most frequent language always is.
+  A release without examples covers no language: the gate is off.
 * **The language gate** (``uncovered_language``), run right after the Policy Manager's pre-check: a
   prompt *confidently* in a language the release does not cover — detected on the prompt's own text
   with confidence at least ``PROMPT_CONFIDENCE`` and at least ``MIN_PROMPT_WORDS`` words, or stated by
@@ -35,7 +37,9 @@ from inference.contracts import Envelope, Outcome, OutcomeKind, PolicyDecision
 from inference.steps.envelope import UNDETERMINED, detect_language, stated_language
 
 EXAMPLE_CONFIDENCE = 0.8
+MIN_EXAMPLE_WORDS = 3
 MIN_EXAMPLES_PER_LANGUAGE = 3
+MIN_LANGUAGE_SHARE = 0.02
 PROMPT_CONFIDENCE = 0.8
 MIN_PROMPT_WORDS = 2
 LANGUAGES_DOCUMENT = "languages"
@@ -62,15 +66,16 @@ def example_languages(labels: Iterable[Mapping[str, Any]]) -> list[str]:
         if label.get("status") not in ("ACTIVE", "SHADOW"):
             continue
         for example in label.get("examples") or ():
+            if len(_WORD_RE.findall(str(example))) < MIN_EXAMPLE_WORDS:
+                continue
             language, confidence = detect_language(str(example))
             if language != UNDETERMINED and confidence >= EXAMPLE_CONFIDENCE:
                 counts[language] += 1
     if not counts:
         return []
     most_frequent = counts.most_common(1)[0][0]
-    return sorted(
-        lang for lang, n in counts.items() if n >= MIN_EXAMPLES_PER_LANGUAGE or lang == most_frequent
-    )
+    floor = max(MIN_EXAMPLES_PER_LANGUAGE, MIN_LANGUAGE_SHARE * sum(counts.values()))
+    return sorted(lang for lang, n in counts.items() if n >= floor or lang == most_frequent)
 
 
 def release_languages_hook(arrays: Any, documents: dict[str, Any], encoder: Any) -> tuple[dict, dict]:

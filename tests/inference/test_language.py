@@ -5,6 +5,7 @@ never reaches routing; English prompts are routed as before; the offline loop co
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from inference.models import InferenceLog
 from inference.steps.language import DEFAULT_LANGUAGE_MESSAGE, example_languages
@@ -13,6 +14,7 @@ from ontology.releases import release_publish
 from taxonomy.models import Policy, Role
 from taxonomy.packs import pack_import, pack_read
 from taxonomy.services import policy_save
+from tests.inference.conftest import DEMO_PACK
 from tests.taxonomy.test_packs import SMALL
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +66,18 @@ def test_a_language_needs_several_examples_to_be_covered():
     labels.append({"status": "ACTIVE", "examples": french})
     assert example_languages(labels) == ["en", "fr"]
     assert example_languages([{"status": "DEPRECATED", "examples": french}]) == []
+
+
+def test_short_english_examples_misread_as_another_language_do_not_make_it_covered():
+    """The demo pack's labels hold two-word examples ("invoice question", "dns question") that the
+    detector reads as French; the demo covers English only."""
+    pack = yaml.safe_load(DEMO_PACK.read_text(encoding="utf-8"))
+    assert example_languages(pack["labels"]) == ["en"]
+    # a few misread sentences among many are not a language either (below the share floor)
+    english = [f"how do I change setting number {n} of my account" for n in range(300)]
+    stray = ["la facture de mon compte", "une question de facture", "le mot de passe du compte"]
+    labels = [{"status": "ACTIVE", "examples": english}, {"status": "ACTIVE", "examples": stray}]
+    assert example_languages(labels) == ["en"]
 
 
 def test_a_french_prompt_gets_the_policys_french_message_and_a_logged_flag(client_app):

@@ -1,7 +1,10 @@
-"""Fixtures of the online-pipeline tests: the demo pack's published release, loaded once.
+"""Fixtures of the online-pipeline tests.
 
-The release is published inside a transaction that is rolled back at once: the tests keep the frozen
-snapshot (and its runtime) in memory and never touch the database again, so they stay fast and pure.
+* ``demo_snapshot`` / ``demo`` — the demo pack's published release, loaded once: published inside a
+  transaction that is rolled back at once; the tests keep the frozen snapshot (and its runtime) in
+  memory and never touch the database again, so they stay fast and pure.
+* ``acme_pk`` / ``acme`` / ``customer`` — the demo pack committed for one test module, for tests through
+  the API door (``customer``: a client token with the demo's customer role).
 """
 
 from __future__ import annotations
@@ -60,3 +63,33 @@ def envelope_for(demo: Any) -> Any:
         )
 
     return make
+
+
+@pytest.fixture(scope="module")
+def acme_pk(django_db_setup: Any, django_db_blocker: Any) -> Any:
+    """The demo pack, committed for this module. A throwaway project takes the next id first: the
+    session's rolled-back demo release (``demo_snapshot``) may have had it — SQLite gives an id a
+    rollback freed again — and the per-process release caches are keyed by project id."""
+    from projects.models import Project
+    from tests.review.queue_fixtures import _module_project
+
+    with django_db_blocker.unblock():
+        Project.objects.create(slug="id-taken", name="id taken").delete()
+    yield from _module_project(DEMO_PACK, django_db_blocker)
+
+
+@pytest.fixture
+def acme(acme_pk: int, db: Any) -> Any:
+    """The committed demo project, its release caches fresh before and after the test."""
+    from tests.review.queue_fixtures import _fresh
+
+    yield _fresh(acme_pk)
+    _fresh(acme_pk)
+
+
+@pytest.fixture
+def customer(acme: Any, token_client: Any) -> Any:
+    """An API client with a token of the demo's customer role."""
+    from taxonomy.models import Role
+
+    return token_client(acme, role=Role.objects.get(project=acme, key="customer"))

@@ -10,29 +10,9 @@ from typing import Any
 import pytest
 
 from inference.models import ActionExecution, InferenceLog
-from taxonomy.models import Role
-from tests.review.queue_fixtures import DEMO_PACK, _fresh, _module_project
 
 pytestmark = pytest.mark.django_db
 EMAIL = "ana@example.com"
-
-
-@pytest.fixture(scope="module")
-def acme_pk(django_db_setup: Any, django_db_blocker: Any) -> Any:
-    """The demo pack, committed for this module (a throwaway project takes the next id first, see
-    tests/inference/test_disambiguation.py)."""
-    from projects.models import Project
-
-    with django_db_blocker.unblock():
-        Project.objects.create(slug="id-taken", name="id taken").delete()
-    yield from _module_project(DEMO_PACK, django_db_blocker)
-
-
-@pytest.fixture
-def customer(acme_pk: int, db: Any, token_client: Any) -> Any:
-    acme = _fresh(acme_pk)
-    yield token_client(acme, role=Role.objects.get(project=acme, key="customer"))
-    _fresh(acme_pk)
 
 
 def infer(client: Any, prompt: str, **body: Any) -> Any:

@@ -12,8 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from ontology.client_text import staff_voice_sentences
-from taxonomy.models import Role
-from tests.review.queue_fixtures import DEMO_PACK, _fresh, _module_project, user
+from tests.review.queue_fixtures import user
 
 pytestmark = pytest.mark.django_db
 
@@ -32,28 +31,6 @@ PROMPTS = [
     "does a rollback revert my database migrations",
     "show me my recent payment attempts",
 ]
-
-
-@pytest.fixture(scope="module")
-def acme_pk(django_db_setup: Any, django_db_blocker: Any) -> Any:
-    """The demo pack, committed for this module (see ``tests/inference/test_disambiguation.py`` for the
-    throwaway project that takes the next id first)."""
-    from projects.models import Project
-
-    with django_db_blocker.unblock():
-        Project.objects.create(slug="id-taken", name="id taken").delete()
-    yield from _module_project(DEMO_PACK, django_db_blocker)
-
-
-@pytest.fixture
-def acme(acme_pk: int, db: Any) -> Any:
-    yield _fresh(acme_pk)
-    _fresh(acme_pk)
-
-
-@pytest.fixture
-def customer(acme: Any, token_client: Any) -> Any:
-    return token_client(acme, role=Role.objects.get(project=acme, key="customer"))
 
 
 def internal_sentences(acme: Any) -> set[str]:

@@ -11,36 +11,13 @@ import pytest
 
 from inference.models import Feedback, InferenceLog
 from taxonomy.models import Role
-from tests.review.queue_fixtures import DEMO_PACK, _fresh, _module_project, user
+from tests.review.queue_fixtures import user
 
 pytestmark = pytest.mark.django_db
 AMBIGUOUS = (
     "how do I set up single sign on"  # the demo asks: SSO & SAML login (L00028) or Set up 2FA (L00025)
 )
 SSO, TWO_FA = "L00028", "L00025"
-
-
-@pytest.fixture(scope="module")
-def acme_pk(django_db_setup: Any, django_db_blocker: Any) -> Any:
-    """The demo pack, committed for this module. A throwaway project takes the next id first: the
-    session's rolled-back demo release (``tests/inference/conftest.py``) may have had it — SQLite gives
-    an id a rollback freed again — and the per-process release caches are keyed by project id."""
-    from projects.models import Project
-
-    with django_db_blocker.unblock():
-        Project.objects.create(slug="id-taken", name="id taken").delete()
-    yield from _module_project(DEMO_PACK, django_db_blocker)
-
-
-@pytest.fixture
-def acme(acme_pk: int, db: Any) -> Any:
-    yield _fresh(acme_pk)
-    _fresh(acme_pk)
-
-
-@pytest.fixture
-def customer(acme: Any, token_client: Any) -> Any:
-    return token_client(acme, role=Role.objects.get(project=acme, key="customer"))
 
 
 def ask(client: Any) -> dict[str, Any]:

@@ -16,33 +16,11 @@ import pytest
 
 from inference.learning.calibration import CAP, FLOOR, threshold_for
 from inference.models import InferenceLog
-from taxonomy.models import Role
-from tests.review.queue_fixtures import DEMO_PACK, _fresh, _module_project, user
+from tests.review.queue_fixtures import user
 
 pytestmark = pytest.mark.django_db
 AUP_TEXT = "Acceptable Use Policy"  # the accusing OutOfScope node's text (N-global-oos-offensive)
 RECOVERY_TEXT = "recovery code"  # what "it's not working" was answered with before
-
-
-@pytest.fixture(scope="module")
-def acme_pk(django_db_setup: Any, django_db_blocker: Any) -> Any:
-    """The demo pack, committed for this module (see ``test_disambiguation.acme_pk`` for the id dance)."""
-    from projects.models import Project
-
-    with django_db_blocker.unblock():
-        Project.objects.create(slug="id-taken", name="id taken").delete()
-    yield from _module_project(DEMO_PACK, django_db_blocker)
-
-
-@pytest.fixture
-def acme(acme_pk: int, db: Any) -> Any:
-    yield _fresh(acme_pk)
-    _fresh(acme_pk)
-
-
-@pytest.fixture
-def customer(acme: Any, token_client: Any) -> Any:
-    return token_client(acme, role=Role.objects.get(project=acme, key="customer"))
 
 
 def infer(client: Any, prompt: str, **extra: Any) -> dict[str, Any]:

@@ -13,33 +13,10 @@ from django.utils import timezone
 from inference.services import Caller, inference_call
 from memory.models import Scope, Signal
 from memory.services import memory_write
-from taxonomy.models import Role
-from tests.review.queue_fixtures import DEMO_PACK, _fresh, _module_project
 
 pytestmark = pytest.mark.django_db
 # on the demo release the beam search ends between two close Deployments terminals for this prompt
 PROMPT = "how do I add my own domain"
-
-
-@pytest.fixture(scope="module")
-def acme_pk(django_db_setup: Any, django_db_blocker: Any) -> Any:
-    """The demo pack, committed for this module (see tests/inference/test_disambiguation.py)."""
-    from projects.models import Project
-
-    with django_db_blocker.unblock():
-        Project.objects.create(slug="id-taken", name="id taken").delete()
-    yield from _module_project(DEMO_PACK, django_db_blocker)
-
-
-@pytest.fixture
-def acme(acme_pk: int, db: Any) -> Any:
-    yield _fresh(acme_pk)
-    _fresh(acme_pk)
-
-
-@pytest.fixture
-def customer(acme: Any, token_client: Any) -> Any:
-    return token_client(acme, role=Role.objects.get(project=acme, key="customer"))
 
 
 def target(client: Any, user_id: str) -> str:

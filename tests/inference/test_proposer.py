@@ -12,9 +12,7 @@ import pytest
 
 from inference.models import InferenceLog
 from inference.steps import proposer
-from taxonomy.models import Role
 from tests.inference.loopback import Reply, loopback_server
-from tests.review.queue_fixtures import DEMO_PACK, _fresh, _module_project
 
 pytestmark = pytest.mark.django_db
 AMBIGUOUS = "how do I set up single sign on"  # the demo's cascade hesitates: SSO (L00028) or 2FA (L00025)
@@ -22,26 +20,9 @@ CONFIDENT = "download my invoice"
 SSO, TWO_FA = "L00028", "L00025"
 
 
-@pytest.fixture(scope="module")
-def acme_pk(django_db_setup: Any, django_db_blocker: Any) -> Any:
-    """The demo pack, committed for this module (see tests/inference/test_disambiguation.py)."""
-    from projects.models import Project
-
-    with django_db_blocker.unblock():
-        Project.objects.create(slug="id-taken", name="id taken").delete()
-    yield from _module_project(DEMO_PACK, django_db_blocker)
-
-
-@pytest.fixture
-def acme(acme_pk: int, db: Any) -> Any:
+@pytest.fixture(autouse=True)
+def _fresh_budget() -> None:
     proposer.budget.reset()
-    yield _fresh(acme_pk)
-    _fresh(acme_pk)
-
-
-@pytest.fixture
-def customer(acme: Any, token_client: Any) -> Any:
-    return token_client(acme, role=Role.objects.get(project=acme, key="customer"))
 
 
 def label_reply(label: Any) -> Reply:

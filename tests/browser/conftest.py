@@ -30,6 +30,20 @@ CHROMIUM_ARGS = [
 PASSWORD = "pw-Secret-123"
 
 
+def demo_published(**people: str) -> Any:
+    """The demo pack imported and published, with ``people`` (username → platform role) as members
+    who sign in with ``PASSWORD``."""
+    from ontology.releases import release_publish
+    from taxonomy.packs import pack_import, pack_read
+    from tests.review.queue_fixtures import DEMO_PACK, member
+
+    project = pack_import(pack_read(DEMO_PACK)).project
+    for username, role in people.items():
+        member(username, role, project, password=PASSWORD)
+    release_publish(project=project, actor=None)
+    return project
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright

@@ -15,22 +15,16 @@ from playwright.sync_api import expect
 
 from inference.models import InferenceLog
 from projects.models import PublishRequest
-from tests.browser.conftest import PASSWORD
-from tests.review.queue_fixtures import DEMO_PACK, member
+from tests.browser.conftest import demo_published
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def acme(db: Any, token_client: Any) -> Any:
-    from ontology.releases import release_publish
     from taxonomy.models import Role
-    from taxonomy.packs import pack_import, pack_read
 
-    project = pack_import(pack_read(DEMO_PACK)).project
-    member("erin-expert", "expert", project, password=PASSWORD)
-    member("ada-admin", "admin", project, password=PASSWORD)
-    release_publish(project=project, actor=None)
+    project = demo_published(**{"erin-expert": "expert", "ada-admin": "admin"})
     # the client app of the project, as bootstrap_demo makes it: its role is the project's default
     project.client = token_client(project, role=Role.objects.get(project=project, key="customer"))
     return project

@@ -12,21 +12,14 @@ import pytest
 from playwright.sync_api import expect
 
 from taxonomy.models import Label
-from tests.browser.conftest import PASSWORD
-from tests.review.queue_fixtures import DEMO_PACK, member
+from tests.browser.conftest import demo_published
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def acme(db: Any) -> Any:
-    from ontology.releases import release_publish
-    from taxonomy.packs import pack_import, pack_read
-
-    project = pack_import(pack_read(DEMO_PACK)).project
-    member("erin-expert", "expert", project, password=PASSWORD)
-    release_publish(project=project, actor=None)
-    return project
+    return demo_published(**{"erin-expert": "expert"})
 
 
 def test_label_page_shows_competitors_and_routing_preview_and_the_form_guards_terms(

@@ -147,6 +147,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     # web UI: traces and the metrics dashboard
     "inference:traces": {"GET": UI_READ, "POST": UI_CURATE},
     "inference:trace_detail": {"GET": UI_READ},
+    "inference:label_preview": {"GET": UI_READ},  # the label page's "what would route here" panel
     "dashboard": {"GET": UI_READ},
     # memory: API and web UI
     "memory": {"GET": API_MEMORY, "POST": API_MEMORY},
@@ -245,6 +246,7 @@ KWARGS: dict[str, dict[str, str]] = {
     "taxonomy:policy_detail": {"key": "customer"},
     "taxonomy:role_detail": {"key": "customer"},
     "taxonomy:label_synonym_remove": {"label_id": "L00001"},
+    "inference:label_preview": {"label_id": "L00001"},
     "release-diff": {"version": "2"},
 }
 # Parameters filled from an object of the probed world (the world's value under that key).

@@ -78,7 +78,7 @@ def test_a_how_to_question_is_answered_not_turned_into_a_form_for_internal_ids(c
     assert outcome["action"]["status"] == "NEEDS_CONTEXT"
     assert outcome["action"]["missing_context"] == ["app_id"]
     assert outcome["missing_parameters"] == []
-    assert outcome["answer"].startswith("Deletes an app with its deployments, domains and environment")
+    assert outcome["answer"].startswith("Your app is deleted with its deployments, domains and environment")
     assert "please provide" not in outcome["answer"]
 
 

@@ -13,10 +13,24 @@ from ontology.snapshot_registry import SnapshotRegistry
 
 
 class _Worker:
+    """The part of a gunicorn worker the hook uses: its log and the heartbeat to the master."""
+
     log = logging.getLogger("gunicorn.test")
 
+    def __init__(self) -> None:
+        self.heartbeats = 0
 
-def test_a_worker_pins_torch_to_one_thread_and_starts_the_snapshot_refresher(monkeypatch: Any) -> None:
+    def notify(self) -> None:
+        self.heartbeats += 1
+
+
+def test_a_worker_pins_torch_to_one_thread_warms_up_and_starts_the_snapshot_refresher(
+    monkeypatch: Any, settings: Any
+) -> None:
+    from inference.runtime import warm_up_steps
+
+    settings.WARM_UP = True
+    worker = _Worker()
     started: list[threading.Thread] = []
     threads = torch.get_num_threads()
 
@@ -27,8 +41,9 @@ def test_a_worker_pins_torch_to_one_thread_and_starts_the_snapshot_refresher(mon
 
     monkeypatch.setattr(SnapshotRegistry, "refresher_start", refresher_start)
     try:
-        gunicorn_conf.post_worker_init(_Worker())
+        gunicorn_conf.post_worker_init(worker)
         assert torch.get_num_threads() == gunicorn_conf.TORCH_THREADS_PER_WORKER
     finally:
         torch.set_num_threads(threads)
     assert len(started) == 1
+    assert worker.heartbeats == len(warm_up_steps())  # the master hears from it after every step

@@ -233,7 +233,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                     params.landing if result.clarified is None else replace(params.landing, answered=True)
                 ),
             )
-        if result.clarified is None and is_vague(envelope.prompt):  # asked about, not judged
+        if result.clarified is None and is_vague(envelope.prompt, result.weaver):  # asked about, not judged
             result.outcome, result.explanation = vague_outcome(
                 envelope=envelope,
                 runtime=runtime,

@@ -25,7 +25,8 @@ threshold* (``inference.steps.landing.ask_threshold``). Four cases, in this orde
   with; I can help with …" every policy states.
 
 A **vague** prompt (``is_vague``: fewer than ``VAGUE_CONTENT_WORDS`` content words — "access",
-"help", "it's not working") is asked about before anything answers it (``vague_outcome``): CLARIFY
+"help", "it's not working" — that the weaver is not sure of) is asked about before anything answers
+it (``vague_outcome``): CLARIFY
 with up to ``OPTIONS_MAX`` options — the best labels of the request's rankings, or, when the weaver
 calls it out of domain ("help"), the best top-level labels (the project's areas) — else the
 policy's refocus message. A continuation (the user's answer to the question) is never vague.
@@ -79,6 +80,7 @@ class FallbackParams:
 
 
 VAGUE_CONTENT_WORDS = 2  # fewer content words (``envelope.matching_tokens``) than this: a vague prompt
+VAGUE_CONFIDENT = 0.6  # … unless the weaver keeps a label at this confidence or more, with no doubt flag
 ACCUSING_RISK = "high"  # the risk level that marks an OutOfScope node as accusing
 
 
@@ -147,9 +149,18 @@ def _asked(options: list[Option], reason: str, why: str) -> tuple[Outcome, str]:
     )
 
 
-def is_vague(prompt: str) -> bool:
-    """Fewer than ``VAGUE_CONTENT_WORDS`` content words: too little to judge what the user needs."""
-    return len(matching_tokens(prompt)) < VAGUE_CONTENT_WORDS
+def is_vague(prompt: str, weaver: WeaverResult) -> bool:
+    """Fewer than ``VAGUE_CONTENT_WORDS`` content words, and the weaver not sure of a label: too little
+    to judge what the user needs. A short prompt the weaver is sure of ("I cannot log in", at
+    confidence ``VAGUE_CONFIDENT`` or more, without LOW_MARGIN or ABSTAIN_RECOMMENDED) is routed."""
+    if len(matching_tokens(prompt)) >= VAGUE_CONTENT_WORDS:
+        return False
+    sure = (
+        bool(weaver.l_final)
+        and weaver.confidence >= VAGUE_CONFIDENT
+        and not weaver.flags & {Flag.LOW_MARGIN, Flag.ABSTAIN_RECOMMENDED, Flag.OOD}
+    )
+    return not sure
 
 
 def vague_outcome(

@@ -40,6 +40,7 @@ class Envelope:
     context: RequestContext
     role_key: str | None  # the policy role the request runs under
     typology_key: str | None  # the active context typology
+    mood: str | None = None  # "act" / "ask": what the request asks for (``inference.steps.mood``)
 
 
 class PolicyState(enum.StrEnum):

@@ -232,6 +232,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 params=(
                     params.landing if result.clarified is None else replace(params.landing, answered=True)
                 ),
+                mood=envelope.mood,
             )
         if result.clarified is None and is_vague(envelope.prompt, result.weaver):  # asked about, not judged
             result.outcome, result.explanation = vague_outcome(

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from arg_platform.errors import ViolationCollector
 from inference.contracts import Envelope, RequestContext
+from inference.steps.mood import request_mood
 
 if TYPE_CHECKING:
     from py3langid.langid import LanguageIdentifier
@@ -64,6 +65,7 @@ DETECTABLE_LANGUAGES: tuple[str, ...] = (
 LANGUAGE_MIN_CONFIDENCE = 0.5
 LANGUAGE_MIN_LETTERS = 3
 UNDETERMINED = "und"
+MOOD_LANGUAGES = frozenset({"en", UNDETERMINED})  # languages whose grammar ``request_mood`` reads
 
 # --- normalization ---------------------------------------------------------------------------------
 
@@ -270,6 +272,8 @@ def build_envelope(
     errors.raise_if_any()
     if not context.language:
         language, confidence = detect_language(normalized)
+    # the mood is read from English grammar; a prompt in another language has none
+    mood = request_mood(normalized) if language in MOOD_LANGUAGES else None
     return Envelope(
         request_id=request_id,
         project_id=project_id,
@@ -280,6 +284,7 @@ def build_envelope(
         context=context,
         role_key=role_key,
         typology_key=typology_key,
+        mood=mood,
     )
 
 

@@ -26,7 +26,11 @@ this order:
    ``"label_intersection"``), their *union* (``"label_match"``), the dropped ancestors' attachments,
    the specific labels' subtrees (``"label_subtree"``), the scope clusters' attachments
    (``"cluster_match"``). Candidates rank by ``label score × (1 + specificity_bonus × depth) ×
-   max(0, cos(prompt, node))``, ties by node_id. When no tier has an admissible node (a strong
+   max(0, cos(prompt, node)) × mood preference``, ties by node_id. The *mood preference* is
+   ``1 + mood_bonus`` for a node whose type the request's mood prefers (``inference.steps.mood``: a
+   request to act prefers Action / DirectAction, a question Info / InfoStable / FAQ), else
+   1: a preference among admissible nodes only — the gates (policy, taxonomy, high-risk rules) run
+   first and the action step's own checks still apply. When no tier has an admissible node (a strong
    contradiction between the labels and policy/taxonomy) → abstain with reason ``"no_attachment"``.
 """
 
@@ -40,6 +44,7 @@ import numpy as np
 from arg_platform.vocabulary import NodeType
 from inference.contracts import Flag, Landing, PolicyDecision, WeaverResult
 from inference.steps.graph_index import GraphRuntime, NodeGate, cosines, matvec, rank_desc, type_mask
+from inference.steps.mood import MOOD_NODE_TYPES
 from ontology.graph_snapshot import GraphSnapshot
 
 # Where a cold-start landing may put the request: nodes that inform or ask, never act (§2.4 v1.1).
@@ -48,6 +53,7 @@ COLD_START_NODE_TYPES: frozenset[str] = frozenset(
 )
 
 CLARIFY_MASK = type_mask([NodeType.CLARIFY])
+MOOD_MASKS: dict[str, np.ndarray] = {mood.value: type_mask(types) for mood, types in MOOD_NODE_TYPES.items()}
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,10 @@ class LandingParams:
     * ``pool_max`` (20,000) — most rows scored by embedding for a cluster-wide tier; a larger cluster
       is narrowed to the nodes of the request's labels (bounded work on any graph size);
     * ``answered`` (False) — the request answers "Do you mean X or Y?": a tier lands on a Clarify node
-      only when it has nothing else, so the user is not asked again.
+      only when it has nothing else, so the user is not asked again;
+    * ``mood_bonus`` (0.5) — the weight a label-tier candidate gains when its node type is one the
+      request's mood prefers (0 turns the preference off): a preferred node wins when its score is at
+      least two thirds of the best other one's.
     """
 
     top_n: int = 5
@@ -75,6 +84,7 @@ class LandingParams:
     cold_start_node_types: frozenset[str] = COLD_START_NODE_TYPES
     pool_max: int = 20_000
     answered: bool = False
+    mood_bonus: float = 0.5
 
 
 DEFAULT_LANDING_PARAMS = LandingParams()
@@ -101,8 +111,10 @@ def land(
     decision: PolicyDecision,
     prompt_vec: np.ndarray | None,
     params: LandingParams = DEFAULT_LANDING_PARAMS,
+    mood: str | None = None,
 ) -> Landing:
-    """The landing point of a request (see the module docstring for the rules and their order)."""
+    """The landing point of a request (see the module docstring for the rules and their order);
+    ``mood`` is the envelope's (``"act"``, ``"ask"`` or None)."""
     flags = weaver.flags
     if Flag.OOD in flags:
         return abstain(
@@ -128,7 +140,13 @@ def land(
             snapshot, runtime, decision=decision, prompt_vec=prompt_vec, reason="ood", params=params
         )
     return _label_landing(
-        snapshot, runtime, weaver=weaver, decision=decision, prompt_vec=prompt_vec, params=params
+        snapshot,
+        runtime,
+        weaver=weaver,
+        decision=decision,
+        prompt_vec=prompt_vec,
+        params=params,
+        preferred=_mood_mask(mood, params),
     )
 
 
@@ -167,6 +185,13 @@ def _admitted_labels(
     }
 
 
+def _mood_mask(mood: str | None, params: LandingParams) -> np.ndarray | None:
+    """The node-type mask the request's mood prefers, or None (no mood, or the preference is off)."""
+    if mood is None or params.mood_bonus <= 0:
+        return None
+    return MOOD_MASKS.get(mood)
+
+
 def _label_landing(
     snapshot: GraphSnapshot,
     runtime: GraphRuntime,
@@ -175,6 +200,7 @@ def _label_landing(
     decision: PolicyDecision,
     prompt_vec: np.ndarray | None,
     params: LandingParams,
+    preferred: np.ndarray | None = None,
 ) -> Landing:
     labels = _admitted_labels(runtime, decision, weaver.l_final)
     if not labels:
@@ -232,7 +258,16 @@ def _label_landing(
             if keep.any():
                 positions, weights = positions[keep], weights[keep]
         landing = _rank(
-            snapshot, runtime, gate, positions, weights, prompt_vec, reason, scope_clusters, params
+            snapshot,
+            runtime,
+            gate,
+            positions,
+            weights,
+            prompt_vec,
+            reason,
+            scope_clusters,
+            params,
+            preferred=preferred,
         )
         if landing is not None:
             return landing
@@ -247,6 +282,7 @@ def _label_landing(
         "cluster_match",
         scope_clusters,
         params,
+        preferred=preferred,
     )
     if landing is not None:
         return landing
@@ -343,6 +379,8 @@ def _rank(
     reason: str,
     clusters: tuple[str, ...],
     params: LandingParams,
+    *,
+    preferred: np.ndarray | None = None,
 ) -> Landing | None:
     if positions.size == 0:
         return None
@@ -351,6 +389,8 @@ def _rank(
     if positions.size == 0:
         return None
     scores = weights * np.maximum(cosines(snapshot, positions, prompt_vec), 0.0)
+    if preferred is not None:  # the mood preference, among admitted nodes only
+        scores = scores * np.where(preferred[snapshot.node_type[positions]], 1.0 + params.mood_bonus, 1.0)
     # score first, then the label weight (decisive when the release has no embeddings), then node_id
     order = np.lexsort((runtime.id_rank[positions], -weights, -scores))[: params.top_n]
     candidates = tuple((snapshot.node_ids[int(positions[i])], round(float(scores[i]), 6)) for i in order)

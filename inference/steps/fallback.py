@@ -24,12 +24,12 @@ threshold* (``inference.steps.landing.ask_threshold``). Four cases, in this orde
 * otherwise OUT_OF_SCOPE with the policy's refocus message: the generic "that's outside what I can help
   with; I can help with …" every policy states.
 
-A **vague** prompt (``is_vague``: fewer than ``VAGUE_CONTENT_WORDS`` content words — "access",
-"help", "it's not working" — that the weaver is not sure of) is asked about before anything answers
-it (``vague_outcome``): CLARIFY
-with up to ``OPTIONS_MAX`` options — the best labels of the request's rankings, or, when the weaver
-calls it out of domain ("help"), the best top-level labels (the project's areas) — else the
-policy's refocus message. A continuation (the user's answer to the question) is never vague.
+A **vague** prompt (``is_vague``: one word — "access", "help" — or fewer than
+``VAGUE_CONTENT_WORDS`` content words that the weaver is not sure of — "it's not working") is asked
+about before anything answers it (``vague_outcome``): CLARIFY with up to ``OPTIONS_MAX`` options —
+the best labels of the request's rankings, or, when the weaver calls it out of domain ("help"), the
+best top-level labels (the project's areas) — else the policy's refocus message. A continuation
+(the user's answer to the question) is never vague.
 
 Nothing here changes where the landing step says it landed: the request stays *abstained* in the log,
 the trace viewer and the routing benchmark.
@@ -37,6 +37,7 @@ the trace viewer and the routing benchmark.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,7 @@ class FallbackParams:
 
 VAGUE_CONTENT_WORDS = 2  # fewer content words (``envelope.matching_tokens``) than this: a vague prompt
 VAGUE_CONFIDENT = 0.6  # … unless the weaver keeps a label at this confidence or more, with no doubt flag
+_WORD_RE = re.compile(r"[^\W_]+")  # the words of a prompt, whatever its language
 ACCUSING_RISK = "high"  # the risk level that marks an OutOfScope node as accusing
 
 
@@ -150,11 +152,14 @@ def _asked(options: list[Option], reason: str, why: str) -> tuple[Outcome, str]:
 
 
 def is_vague(prompt: str, weaver: WeaverResult) -> bool:
-    """Fewer than ``VAGUE_CONTENT_WORDS`` content words, and the weaver not sure of a label: too little
-    to judge what the user needs. A short prompt the weaver is sure of ("I cannot log in", at
-    confidence ``VAGUE_CONFIDENT`` or more, without LOW_MARGIN or ABSTAIN_RECOMMENDED) is routed."""
+    """Too little to judge what the user needs: a one-word prompt ("deploy", "access"), or fewer than
+    ``VAGUE_CONTENT_WORDS`` content words when the weaver is not sure of a label. A short sentence the
+    weaver is sure of ("I cannot log in", at confidence ``VAGUE_CONFIDENT`` or more, without
+    LOW_MARGIN or ABSTAIN_RECOMMENDED) is routed."""
     if len(matching_tokens(prompt)) >= VAGUE_CONTENT_WORDS:
         return False
+    if len(_WORD_RE.findall(prompt)) <= 1:
+        return True
     sure = (
         bool(weaver.l_final)
         and weaver.confidence >= VAGUE_CONFIDENT

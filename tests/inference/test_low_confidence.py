@@ -72,7 +72,8 @@ def test_the_threshold_rule_asks_below_the_last_band_that_is_more_often_wrong():
     assert threshold_for(confidence, np.zeros(40, dtype=bool)) == CAP  # always wrong: capped
 
 
-@pytest.mark.parametrize("prompt", ["it's not working", "access", "help", "problem"])
+# "deploy": one word the weaver is sure of (Deployments, confidence ≈ 0.9) — still asked what about it
+@pytest.mark.parametrize("prompt", ["it's not working", "access", "help", "problem", "deploy"])
 def test_a_vague_prompt_is_asked_about_not_answered(acme, customer, prompt):
     body = infer(customer, prompt)
 

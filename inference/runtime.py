@@ -24,11 +24,16 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from django.urls import get_resolver
 
+from arg_platform.embedder import get_embedder
+from arg_platform.metrics import RATE_LIMITED, STEP_DURATION
 from arg_platform.vocabulary import NodeType
+from inference.actions.registry import default_registry
 from inference.contracts import PolicyConstraints
 from inference.learning.encoder_finetune import encoder_for_documents
 from inference.steps.envelope import language_detector_warm_up, normalized_for_matching
+from inference.steps.graph_index import graph_runtime_for
 from inference.steps.lexical import LexicalIndex
 from inference.steps.policy_manager import (
     DEFAULT_OFF_DOMAIN_MARKERS,
@@ -39,8 +44,13 @@ from inference.steps.policy_manager import (
     compile_policy,
     term_regex,
 )
+from inference.steps.weaver import weaver_index_for
+from memory.lexicon import lexicon
+from memory.pii import redact_text
 from ontology.graph_arrays import NODE_TYPE_CODE
 from ontology.graph_snapshot import GraphSnapshot
+from ontology.models import Release
+from ontology.snapshot_registry import registry
 from taxonomy.validator import LabelRecord, TaxonomyView, pair_key
 
 RUNTIME_CACHE_SIZE = 32
@@ -259,17 +269,6 @@ def warm_up_steps() -> list[tuple[str, Any]]:
       per pipeline step and of the rate-limit counter: zero is what this process has observed);
     - ``lexicon``: the WordNet lexicon of the memory registry's comparator (a memory write).
     """
-    from django.urls import get_resolver
-
-    from arg_platform.embedder import get_embedder
-    from arg_platform.metrics import RATE_LIMITED, STEP_DURATION
-    from inference.actions.registry import default_registry
-    from inference.steps.graph_index import graph_runtime_for
-    from inference.steps.weaver import weaver_index_for
-    from memory.lexicon import lexicon
-    from memory.pii import redact_text
-    from ontology.models import Release
-    from ontology.snapshot_registry import registry
 
     def urls() -> None:
         get_resolver().url_patterns  # noqa: B018 — reading the attribute imports the URL modules

@@ -24,6 +24,7 @@ from ontology import releases
 from ontology.models import Release
 from ontology.publish_jobs import PUBLISH_JOB, publish_job_open
 from ontology.selectors import release_list as releases_of
+from ontology.snapshot_registry import pin_snapshot
 from ontology.tasks import release_publish_task
 from projects.access import Capability, ProjectAccess
 from projects.publish_requests import (
@@ -90,8 +91,6 @@ def _releases_context(access: ProjectAccess, *, publish_form: Any = None) -> dic
 def _ask_calibration(project_id: int) -> dict[str, Any] | None:
     """The active release's ask threshold and the held-out figures it was set on (the document
     ``low_confidence`` that ``inference.learning.calibration`` stores at publication), or ``None``."""
-    from ontology.snapshot_registry import pin_snapshot
-
     snapshot = pin_snapshot(project_id)
     found = snapshot.documents.get("low_confidence") if snapshot is not None else None
     return dict(found) if found else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,9 @@ class WeaverResult:
     flags: frozenset[Flag] = frozenset()
     rejected: tuple[tuple[str, str], ...] = ()  # (LabelID, validator rule)
     shadow: tuple[tuple[str, float], ...] = ()  # SHADOW labels that would have won (evaluated, not routed)
+    # the candidate set C = L_raw ∪ vector Top-K (``inference.steps.weaver``): {"mode", "size",
+    # "classifier_top", "classifier_top_outside"} — the classifier's own top label and whether it lay outside C
+    candidates: dict[str, Any] = field(default_factory=dict)
 
     @property
     def policy_gated(self) -> bool:
@@ -236,6 +240,7 @@ class Outcome:
     # step-specific details for the log and the trace viewer: C_info components and context nodes (Info),
     # precondition checks (Action), notes (Memory)
     details: dict[str, object] = field(default_factory=dict)
+    style: str | None = None  # the typology response style that shaped ``answer`` (``inference.steps.style``)
 
 
 def plain(value: object) -> object:

@@ -129,6 +129,7 @@ def _weaver_json(result: InferenceResult) -> dict[str, Any]:
             "proposer_used": weaver.proposer_used,
             "rejected": weaver.rejected,
             "shadow": weaver.shadow,
+            "candidates": weaver.candidates,  # C = L_raw ∪ vector Top-K: mode, size, classifier's own top
         }
         if weaver.proposal:  # the bounded proposer was asked: its result, and a label it proposed
             out["proposal"] = weaver.proposal

@@ -10,15 +10,25 @@ Terms: *margin* = p(top-1) − p(top-2) of the classifier; *OOD* = no label is p
 the label index is close; *cold start* (NEW_INTENT_CANDIDATE) = the words are in-domain (lexical hits)
 but no label is confident; *chosen* = the label a user picked when asked "Do you mean X or Y?"
 (``inference.steps.clarification``): it replaces the cascade's choice, and the validator still judges it.
+
+*Candidate set* ``C`` (§2.2–2.3.1, "restricting the space of choice"): ``L_raw`` (the lexical step's
+labels) ∪ the label-index vector Top-K. Under the *protocol* candidate mode the classifier ranks only
+inside ``C``: labels outside it are dropped from its ranking, never renormalised, so ``p1`` stays the
+classifier's own probability (the OOD threshold and ``confidence_global`` read it) and a classifier whose
+mass lies outside ``C`` shows up as low confidence, not as false certainty. Under the *all* mode the
+classifier ranks every label of the release. Either way the log keeps the classifier's own top label
+and whether it lay outside ``C`` (``WeaverResult.candidates``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from inference.contracts import Flag, LexicalCandidates, PolicyDecision, WeaverResult
 from inference.learning.classifier import OOS_CLASS, LabelClassifier
@@ -30,7 +40,9 @@ from taxonomy.validator import LabelGate, TaxonomyView, validate_label_set
 class WeaverParams:
     """Thresholds of the Context Weaver; benchmarks calibrate them on validation data only."""
 
-    top_k: int = 15
+    top_k: int | None = None  # the label-index vector Top-K; None = ``settings.WEAVER_TOP_K``
+    # which labels the classifier ranks: PROTOCOL (``C`` = L_raw ∪ Top-K) | ALL; None = the setting
+    candidates: str | None = None
     ood_probability: float = 0.30  # below this top-1 probability (and far from every label) → OOD
     ood_cosine: float = 0.35  # … and the best label-index cosine below this
     low_margin: float = 0.15  # top-1 − top-2 probability below this → LOW_MARGIN
@@ -42,6 +54,21 @@ class WeaverParams:
     # the proposer settles the hesitation the escalation was about, the landing's safety nets still apply
     proposer_confidence: float = 0.5
 
+    def resolved_top_k(self) -> int:
+        """The vector Top-K: this parameter, else ``settings.WEAVER_TOP_K`` (``ARG_WEAVER_TOP_K``)."""
+        return int(self.top_k if self.top_k is not None else settings.WEAVER_TOP_K)
+
+    def resolved_candidates(self) -> str:
+        """The candidate mode: this parameter, else ``settings.WEAVER_CANDIDATES``."""
+        mode = self.candidates if self.candidates is not None else settings.WEAVER_CANDIDATES
+        if mode not in CANDIDATE_MODES:
+            raise ValueError(f"weaver candidate mode must be one of {CANDIDATE_MODES}, not {mode!r}")
+        return str(mode)
+
+
+PROTOCOL = "protocol"  # the classifier chooses inside C = L_raw ∪ vector Top-K (ARG §2.3.1)
+ALL = "all"  # the classifier chooses among every label of the release
+CANDIDATE_MODES = (PROTOCOL, ALL)
 
 # what a user's answer to "Do you mean X or Y?" settles: none of these describe the request any more
 RESOLVED_BY_CHOICE = frozenset(
@@ -66,6 +93,12 @@ class WeaverIndex:
     classifier: LabelClassifier | None
     view: TaxonomyView
     parents: dict[str, str | None]
+
+    @cached_property
+    def class_positions(self) -> dict[str, int]:
+        """Each classifier class → its column in ``probabilities`` (computed once per release)."""
+        classes = self.classifier.classes if self.classifier is not None else ()
+        return {c: i for i, c in enumerate(classes)}
 
 
 def top_indices(values: np.ndarray, k: int) -> np.ndarray:
@@ -104,8 +137,10 @@ def weave(
     abstaining; a label outside the candidates raises UNKNOWN_LABEL_CANDIDATE; an error or a spent
     budget leaves the cascade's result as it was."""
     flags: set[Flag] = set()
+    top_k_size = params.resolved_top_k()
+    mode = params.resolved_candidates()
     cosines = index.label_vectors @ prompt_vec if len(index.label_ids) else np.zeros(0)
-    order = top_indices(cosines, params.top_k)
+    order = top_indices(cosines, top_k_size)
     top_k = tuple((index.label_ids[i], round(float(cosines[i]), 4)) for i in order)
     active_top = [
         (lid, c) for (lid, c), i in zip(top_k, order, strict=True) if index.label_status[i] == "ACTIVE"
@@ -126,9 +161,21 @@ def weave(
     p1 = p2 = 0.0
     oos_p = 0.0
     probs: np.ndarray | None = None
+    candidate_set = frozenset(lexical.raw) | {lid for lid, _ in top_k}
+    candidates_log: dict[str, Any] = {"mode": mode, "size": len(candidate_set)}
     if index.classifier is not None:
         probs = index.classifier.probabilities(prompt_vec)
-        ranked = top_indices(probs, 5)
+        own_top = index.classifier.classes[int(np.argmax(probs))] if probs.size else OOS_CLASS
+        outside = own_top != OOS_CLASS and own_top not in candidate_set
+        candidates_log |= {"classifier_top": own_top, "classifier_top_outside": outside}
+        ranking = probs
+        if mode == PROTOCOL:  # labels outside C leave the ranking; the oos class stays (it is no label)
+            keep = [
+                index.class_positions[c] for c in (*candidate_set, OOS_CLASS) if c in index.class_positions
+            ]
+            ranking = np.full_like(probs, -1.0)
+            ranking[keep] = probs[keep]
+        ranked = [i for i in top_indices(ranking, 5) if ranking[i] >= 0.0]
         classifier_top = tuple((index.classifier.classes[i], round(float(probs[i]), 4)) for i in ranked)
         in_scope = [(c, p) for c, p in classifier_top if c != OOS_CLASS]
         oos_p = next((p for c, p in classifier_top if c == OOS_CLASS), 0.0)
@@ -165,7 +212,7 @@ def weave(
             lid
             for lid in dict.fromkeys(ranked_ids)
             if gate.admits(lid) and lid in index.view.labels and index.view.labels[lid].status == "ACTIVE"
-        ][: params.top_k]
+        ][:top_k_size]
         if candidates:
             proposal = proposer(candidates)
     if proposal is not None and proposal.result == Result.CHOSEN and proposal.label_id is not None:
@@ -196,6 +243,7 @@ def weave(
         flags=frozenset(flags),
         rejected=verdict.rejected,
         shadow=shadow,
+        candidates=candidates_log,
     )
 
 

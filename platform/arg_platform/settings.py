@@ -298,6 +298,9 @@ OFFLINE_LOOP: dict[str, object] = {
         "unreached_label",
         "promote",
         "memory",
+        "obsolescence",
+        "removal",
+        "reattach",
     ],
     "split": {
         "min_landings": 40,
@@ -366,6 +369,24 @@ OFFLINE_LOOP: dict[str, object] = {
         "node_cosine": 0.85,
         "attach_cosine": 0.4,
     },
+    # review.loop.generators.lifecycle: obsolescence, DEPRECATED → REMOVED, label re-attachment (§3.5,
+    # §3.2.4). observation_days and idle_days are read from the night's logs: keep them ≤ window_days.
+    "lifecycle": {
+        "min_landings": 20,  # outcome-bearing landings before negatives count
+        "min_nights": 3,  # distinct days with negative outcomes: persistent, not one bad evening
+        "negative_share": 0.5,  # Wilson lower bound (at z) of the negative share
+        "z": 1.645,
+        "idle_days": 7,  # no traffic at all that long …
+        "min_door_traffic": 10,  # … while its labels brought this many requests
+        "replacement_cosine": 0.6,
+        "observation_days": 7,  # DEPRECATED at least that long before REMOVED …
+        "max_alias_traffic": 0,  # … with no request, memory read or write reaching it through its alias
+        "reattach_min_support": 12,
+        "reattach_min_sources": 3,
+        "reattach_max_prompts": 300,
+        "margin": 0.08,  # lower bound of the mean cosine gap to the other cluster
+        "parent_cosine": 0.5,
+    },
     "replay": {
         "zone_sample": 200,
         "control_sample": 100,
@@ -396,8 +417,16 @@ OFFLINE_LOOP: dict[str, object] = {
         "c_max": 20.0,
         "max_hops": 3,
         "temperature": 0.1,
+        # the AG/DG gates before auto-commit (review.loop.gedig_gate): θ_AG / θ_DG are these percentiles of
+        # g0 / b over the project's last `history_window` proposal gauges from earlier nights (per kind
+        # when the kind has `min_history` of them); with fewer than `min_history` in all, the fixed
+        # theta_ag / theta_dg stand in
         "theta_ag": 0.3,
         "theta_dg": 0.0,
+        "ag_percentile": 90.0,
+        "dg_percentile": 50.0,
+        "min_history": 30,
+        "history_window": 500,
     },
     "bins": {
         "high_score": 0.08,
@@ -453,6 +482,19 @@ TERM_SIMILARITY_THRESHOLD = float(
 )
 if not 0.0 < TERM_SIMILARITY_THRESHOLD <= 1.0:
     raise ImproperlyConfigured("ARG_TERM_SIMILARITY_THRESHOLD must be in (0, 1]")
+# Context Weaver (inference/steps/weaver.py): the label-index vector Top-K (ARG §2.3.1, 10–20), and which
+# labels the distilled classifier chooses among — protocol: only C = L_raw (lexical top-20) ∪ that Top-K;
+# all: every label of the release. docs/benchmarks.md ("Lexical-first candidates") has both measured.
+WEAVER_TOP_K = env_int("ARG_WEAVER_TOP_K", 15, doc="Context Weaver: labels surfaced by the label vector search")
+if WEAVER_TOP_K < 1:
+    raise ImproperlyConfigured("ARG_WEAVER_TOP_K must be at least 1")
+WEAVER_CANDIDATES = env_str(
+    "ARG_WEAVER_CANDIDATES",
+    "protocol",
+    doc="labels the weaver's classifier chooses among: protocol (L_raw ∪ vector Top-K) | all",
+)
+if WEAVER_CANDIDATES not in ("protocol", "all"):
+    raise ImproperlyConfigured(f"ARG_WEAVER_CANDIDATES must be protocol or all, not {WEAVER_CANDIDATES!r}")
 CLASSIFIER_FINETUNE = env_str(
     "ARG_CLASSIFIER_FINETUNE",
     "auto",

@@ -11,6 +11,8 @@ split in two halves by a stable hash of the text (first byte of its sha256 even 
 * VAL only chooses thresholds: for the pipeline and every baseline, the abstention threshold with the
   best VAL in-scope accuracy among those reaching ``--val-oos-recall`` (0.76) VAL OOS recall.
 * EVAL is only measured; nothing is tuned on it.
+* ``--weaver-candidates protocol|all``: the Context Weaver's classifier chooses only among ``L_raw`` ∪
+  the label vector Top-K (protocol) or among every label (all); default ``ARG_WEAVER_CANDIDATES``.
 * ``--hold-out-domain D`` (with domains): D's intents leave TRAIN and VAL and its EVAL utterances count as
   out of scope — the OOS figures are then measured on a distribution no threshold and no model saw.
 
@@ -110,6 +112,13 @@ class Command(BaseCommand):
             default=None,
             help="the threshold rule's VAL OOS recall floor (default 0.76)",
         )
+        parser.add_argument(
+            "--weaver-candidates",
+            choices=("protocol", "all"),
+            default=None,
+            help="labels the Context Weaver's classifier chooses among: protocol (L_raw ∪ vector Top-K) or "
+            "all (every label); default: the ARG_WEAVER_CANDIDATES setting",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from arg_platform.embedder import get_embedder
@@ -189,7 +198,11 @@ class Command(BaseCommand):
         # VAL: no probability threshold (the classifier's own oos class, the scope guard and the
         # taxonomy validator still abstain) → calibrate the one threshold of the pipeline: the Context
         # Weaver's OOD probability, which also takes the place of the landing's fixed safety net
-        open_params = WeaverParams(ood_probability=0.0, ood_cosine=1.01, abstain_probability=0.0)
+        candidates = WeaverParams(candidates=options.get("weaver_candidates")).resolved_candidates()
+        say(f"weaver candidates: {candidates}")
+        open_params = WeaverParams(
+            ood_probability=0.0, ood_cosine=1.01, abstain_probability=0.0, candidates=candidates
+        )
         landing_params = LandingParams(min_confidence=0.0)
         val_run = run_pipeline(
             project,
@@ -202,7 +215,12 @@ class Command(BaseCommand):
         intent_of_label = {n["labels"][0]: intent_of[n["id"]] for n in pack["nodes"]}
         val_p1, val_cls = self._classifier_view(project, val_texts, intent_of_label)
         threshold = calibrate(val_p1, val_run.best, val_gold, min_oos_recall=floor)
-        params = WeaverParams(ood_probability=max(threshold, 0.0), ood_cosine=1.01, abstain_probability=0.0)
+        params = WeaverParams(
+            ood_probability=max(threshold, 0.0),
+            ood_cosine=1.01,
+            abstain_probability=0.0,
+            candidates=candidates,
+        )
         ev_run = run_pipeline(
             project,
             ev_texts,
@@ -265,7 +283,7 @@ class Command(BaseCommand):
             f"(eval oos {sum(g == OOS for g in ev_gold)}"
             + (f", with domain {held_out!r} held out as out of scope" if held_out else "")
             + "); threshold rule: best VAL in-scope accuracy "
-            f"with VAL OOS recall >= {floor:.2f}"
+            f"with VAL OOS recall >= {floor:.2f}; weaver candidates: {candidates}"
         )
         self.stdout.write(
             f"publication {publish_s:.1f}s (encoder fine-tuning {release.timings.get('encoder_s', 0):.1f}s, "
@@ -274,6 +292,7 @@ class Command(BaseCommand):
         )
         if options.get("json"):
             results["held_out_domain"] = held_out
+            results["weaver_candidates"] = candidates
             results["publication"] = {"seconds": publish_s, "timings": release.timings, "encoder": encoder}
             results["eval_items"] = [
                 {"text": t, "gold": g, "pipeline": p, "classifier": c, "p1": round(float(q), 4)}

@@ -58,6 +58,7 @@ class EpisodicMemory(models.Model):
         PIPELINE = "pipeline"
         API = "api"
         BENCH = "bench"
+        OFFLINE = "offline"  # a consolidation episode (``memory.services.consolidation``)
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="memories")
     scope = models.CharField(max_length=8, choices=Scope.choices)
@@ -290,6 +291,7 @@ class InfoUnitEvent(models.Model):
         PROMOTION = "PROMOTION"
         PROMOTION_REFUSED = "PROMOTION_REFUSED"
         DETACHED = "DETACHED"  # a wrong merge undone: evidence taken off one unit, founding another
+        CONSOLIDATED = "CONSOLIDATED"  # taken into (or written as) a semantic unit by offline consolidation
 
     unit = models.ForeignKey(InfoUnit, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -369,3 +369,56 @@ def memory_usage_events(
         for node in current or [node_id]:
             events.append(UsageEvent(node, relevance, signal == Signal.STRONG, occurred_at))
     return events
+
+
+@dataclass(frozen=True)
+class ConsolidatedUnit:
+    """A semantic (GLOBAL) InfoUnit written or handled by offline consolidation
+    (``memory.services.consolidation``), with the support its latest CONSOLIDATED history line records:
+    ``subjects`` (distinct users or orgs), ``sessions``, ``episodes``, ``strong`` and ``weak`` signals,
+    ``segments`` (role|channel → episodes). ``text`` is the unit's founding text (PII-free by
+    construction; readers check again)."""
+
+    unit_id: int
+    text: str
+    info_type: str
+    label_ids: tuple[str, ...]
+    subjects: int
+    sessions: int
+    episodes: int
+    strong: int
+    weak: int
+    segments: dict[str, int]
+
+
+def consolidated_units(*, project: Project | int) -> list[ConsolidatedUnit]:
+    """The project's ACTIVE GLOBAL InfoUnits that offline consolidation wrote or handled, by id."""
+    project_id = project if isinstance(project, int) else project.pk
+    latest: dict[int, dict[str, Any]] = {}
+    for unit_id, details in (
+        InfoUnitEvent.objects.filter(
+            unit__project_id=project_id,
+            unit__scope=Scope.GLOBAL,
+            unit__status=InfoUnit.Status.ACTIVE,
+            kind=InfoUnitEvent.Kind.CONSOLIDATED,
+        )
+        .order_by("pk")
+        .values_list("unit_id", "details")
+    ):
+        latest[unit_id] = details or {}
+    units = InfoUnit.objects.filter(pk__in=list(latest)).select_related("info_key").order_by("pk")
+    return [
+        ConsolidatedUnit(
+            unit_id=u.pk,
+            text=u.founding_text,
+            info_type=u.info_type,
+            label_ids=tuple(u.info_key.label_ids or ()),
+            subjects=int(latest[u.pk].get("subjects", 0)),
+            sessions=int(latest[u.pk].get("sessions", 0)),
+            episodes=int(latest[u.pk].get("episodes", 0)),
+            strong=int(latest[u.pk].get("strong", 0)),
+            weak=int(latest[u.pk].get("weak", 0)),
+            segments={str(k): int(v) for k, v in (latest[u.pk].get("segments") or {}).items()},
+        )
+        for u in units
+    ]

@@ -7,11 +7,14 @@ nothing.
   InfoUnit for consolidation;
 * ``term_distinctions`` — terms a project declares never to mean the same fact;
 * ``maintenance`` — label paths, alias redirects and recall caches kept up to date;
-* ``erasure`` — one user's memory erased on request (``inference.erasure`` calls it).
+* ``erasure`` — one user's memory erased on request (``inference.erasure`` calls it);
+* ``consolidation`` — ``memory_consolidate``: the offline episodic → semantic step (§4.2) the offline
+  loop runs each night.
 
 The services are imported from here (``from memory.services import memory_write``).
 """
 
+from .consolidation import ConsolidationParams, memory_consolidate
 from .erasure import MEMORY_KINDS, memory_user_erase
 from .maintenance import info_key_label_paths_refresh, memory_redirect_soft_update, recall_cache_clear
 from .registry_review import (
@@ -32,6 +35,7 @@ from .writes import (
 )
 
 __all__ = [
+    "ConsolidationParams",
     "MEMORY_KINDS",
     "PROMOTION_MIN_SOURCES",
     "PROMOTION_MIN_STRONG",
@@ -43,6 +47,7 @@ __all__ = [
     "info_unit_promote",
     "label_context_for",
     "max_fact_chars",
+    "memory_consolidate",
     "memory_redirect_soft_update",
     "memory_user_erase",
     "memory_write",

@@ -5,7 +5,7 @@ retried task find the same run); then each step reads the run by id and is idemp
 the Celery tasks of ``review.loop.tasks`` can run them one after the other, retry any of them, or the
 ``run_offline_loop`` command can run them in one process:
 
-1. ``step_consolidate`` — episodic → semantic consolidation of the memory app, when it offers one;
+1. ``step_consolidate`` — episodic → semantic consolidation (``memory.services.memory_consolidate``);
 2. ``step_collect`` — step A: logs, feedback and episodes of the window → ``Collection`` + metrics;
 3. ``step_generate`` — step B: every enabled generator; candidates stored as NEW proposals
    (deduplicated by fingerprint: a rejected or applied change is not proposed again, a pending one is
@@ -40,7 +40,7 @@ from django.utils import timezone
 from arg_platform.errors import DomainError
 from arg_platform.models import Job
 from inference.models import Feedback
-from memory import services as memory_services
+from memory.services import memory_consolidate
 from ontology.models import Release
 from projects.models import Project
 from review.changeset import changeset_dump, changeset_fingerprint, changeset_load, changeset_targets
@@ -245,19 +245,17 @@ def _stat(run: OfflineRun, key: str, value: Any) -> None:
 
 
 def step_consolidate(run: OfflineRun, progress: Progress | None = None) -> dict[str, Any]:
-    """§4.2 episodic → semantic consolidation, through the memory app's service when it has one."""
+    """§4.2 episodic → semantic consolidation (``memory.services.memory_consolidate``); its counts are
+    recorded as the step's ``result``. A retry after a crash writes nothing twice (the service skips the
+    patterns it already wrote)."""
     if _done(run, "consolidate"):
         return run.stats["steps"]["consolidate"]
     started = time.perf_counter()
-    result: dict[str, Any] = {"available": False}
-    consolidate = getattr(memory_services, "memory_consolidate", None)  # not offered yet: recorded as such
-    if consolidate is not None:
-        try:
-            outcome = consolidate(project=run.project)
-            result = {"available": True, "result": outcome if isinstance(outcome, dict) else str(outcome)}
-        except Exception as exc:  # consolidation failing must not stop the structural refinement
-            logger.warning("memory consolidation failed", exc_info=True)
-            result = {"available": True, "error": str(exc)[:300]}
+    try:
+        result: dict[str, Any] = {"result": memory_consolidate(project=run.project)}
+    except Exception as exc:  # consolidation failing must not stop the structural refinement
+        logger.warning("memory consolidation failed", exc_info=True)
+        result = {"error": str(exc)[:300]}
     result["seconds"] = round(time.perf_counter() - started, 3)
     _mark(run, "consolidate", **result)
     return result

@@ -76,7 +76,7 @@ def _run_step(task: Any, step: str, run_id: int) -> dict[str, Any]:
 
 @shared_task(name=TASK_NAMES["consolidate"], bind=True, acks_late=True, max_retries=2)
 def offline_consolidate_task(self: Any, run_id: int) -> dict[str, Any]:
-    """§4.2: episodic → semantic consolidation of the memory app (when it offers one)."""
+    """§4.2: episodic → semantic consolidation (``memory.services.memory_consolidate``)."""
     return _run_step(self, "consolidate", run_id)
 
 

@@ -41,6 +41,10 @@ Operations (``op`` names in brackets):
 ``LabelStatusSet`` [label_status]
     Move an existing label along CANDIDATE → SHADOW → ACTIVE (a SHADOW → ACTIVE promotion after shadow
     evaluation) or to DEPRECATED.
+``LabelMove`` [label_move]
+    Re-attach an existing label (and its subtree) under another ``parent`` (a LabelID) or at the root of
+    ``cluster`` (§3.2.4 "reattaching a label under the correct cluster parent"). A child lives in its
+    parent's cluster, so ``cluster`` must be the parent's; LabelIDs never change, only paths.
 
 ``changeset_fingerprint`` hashes the proposal kind and the *structural identity* of each operation
 (ids, types, attachments, statuses, the weight tier — not generated titles, chunks or reasons), so the
@@ -296,6 +300,23 @@ class LabelStatusSet:
         return set()
 
 
+@dataclass(frozen=True)
+class LabelMove:
+    """Re-attach an existing label (with its subtree) under ``parent``, or at the root of ``cluster``."""
+
+    op: ClassVar[str] = "label_move"
+    label_id: str
+    cluster: str
+    parent: str | None = None
+    reason: str = ""
+
+    def identity(self) -> list[Any]:
+        return [self.op, self.label_id, self.cluster, self.parent]
+
+    def nodes(self) -> set[str]:
+        return set()
+
+
 Op = (
     NodeAdd
     | NodeContentSet
@@ -308,6 +329,7 @@ Op = (
     | AliasSet
     | LabelAdd
     | LabelStatusSet
+    | LabelMove
 )
 OP_TYPES: dict[str, type] = {
     cls.op: cls
@@ -323,6 +345,7 @@ OP_TYPES: dict[str, type] = {
         AliasSet,
         LabelAdd,
         LabelStatusSet,
+        LabelMove,
     )
 }
 Changeset = tuple[Op, ...]
@@ -414,6 +437,11 @@ def _check_values(index: int, op: Op, violations: list[Violation]) -> None:
         violations.append(_bad(index, f"unknown label status {op.status!r}"))
     if isinstance(op, LabelAdd) and not op.name.strip():
         violations.append(_bad(index, "a label needs a name"))
+    if isinstance(op, LabelMove):
+        if not op.label_id.strip() or not op.cluster.strip():
+            violations.append(_bad(index, "a label move names the label and its new cluster"))
+        if op.parent == op.label_id:
+            violations.append(_bad(index, "a label cannot be its own parent"))
     if isinstance(op, AliasSet) and (not op.targets or op.source in op.targets):
         violations.append(_bad(index, "an alias names at least one target other than its source"))
 
@@ -485,8 +513,10 @@ def changeset_targets(ops: Sequence[Op]) -> list[str]:
     keys: set[str] = set()
     for op in ops:
         keys |= op.nodes()
-        if isinstance(op, LabelStatusSet):
+        if isinstance(op, LabelStatusSet | LabelMove):
             keys.add(op.label_id)
+        if isinstance(op, LabelMove) and op.parent:
+            keys.add(op.parent)
         if isinstance(op, LabelAdd) and op.parent:
             keys.add(op.parent)
         for label in getattr(op, "labels", ()) or ():
@@ -498,12 +528,14 @@ def changeset_targets(ops: Sequence[Op]) -> list[str]:
 def changeset_edit_cost(ops: Sequence[Op]) -> float:
     """The edit-path cost of a changeset (geDIG ΔEPC before normalisation).
 
-    Unit costs: creating or lifecycle-moving a node 1, a label 1, an edge add/remove 1, an alias 0.5,
-    each attachment change 0.25, a content rewrite 0.5, a weight change |Δw| (at least 0.1).
+    Unit costs: creating or lifecycle-moving a node 1, a label 1 (created, moved or re-attached), an edge
+    add/remove 1, an alias 0.5, each attachment change 0.25, a content rewrite 0.5, a weight change |Δw| (at least 0.1).
     """
     cost = 0.0
     for op in ops:
-        if isinstance(op, NodeAdd | NodeStatusSet | LabelAdd | LabelStatusSet | EdgeAdd | EdgeRemove):
+        if isinstance(
+            op, NodeAdd | NodeStatusSet | LabelAdd | LabelStatusSet | LabelMove | EdgeAdd | EdgeRemove
+        ):
             cost += 1.0
         elif isinstance(op, AliasSet):
             cost += 0.5

@@ -36,6 +36,7 @@ from review.changeset import (
     EdgeRemove,
     EdgeSetWeight,
     LabelAdd,
+    LabelMove,
     LabelStatusSet,
     NodeAdd,
     NodeAttach,
@@ -71,6 +72,18 @@ class LabelCreated:
 class LabelStatusChanged:
     label_id: str
     status: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LabelMoved:
+    """A label re-attached under ``parent`` (or at the root of ``cluster``); ``subtree`` (the label and
+    its descendants) now lives in ``cluster``."""
+
+    label_id: str
+    cluster: str
+    parent: str | None
+    subtree: tuple[str, ...]
     reason: str
 
 
@@ -122,6 +135,7 @@ Effect = (
     | EdgePut
     | EdgeDeleted
     | AliasPut
+    | LabelMoved
 )
 
 
@@ -155,7 +169,7 @@ class Applied:
 
     @property
     def taxonomy_changed(self) -> bool:
-        return any(isinstance(e, LabelCreated | LabelStatusChanged) for e in self.effects)
+        return any(isinstance(e, LabelCreated | LabelStatusChanged | LabelMoved) for e in self.effects)
 
 
 def _unique(values: Any) -> tuple[str, ...]:
@@ -221,6 +235,7 @@ class _Interpreter:
             EdgeSetWeight: self.edge_weight,
             EdgeRemove: self.edge_remove,
             AliasSet: self.alias_set,
+            LabelMove: self.label_move,
         }
 
     # helpers
@@ -402,6 +417,36 @@ class _Interpreter:
             return False
         self.aliases[op.source] = AliasData(op.source, tuple(op.targets), op.reason)
         return self.emit(AliasPut(self.aliases[op.source]))
+
+    def label_move(self, op: LabelMove) -> bool:
+        """Re-attach a label under ``op.parent`` (or at the root of ``op.cluster``); its subtree follows it
+        into the cluster (``taxonomy.services.label_move`` writes the same)."""
+        label = self.by_id.get(op.label_id)
+        if label is None:
+            raise ChangesetConflict(f"label {op.label_id} does not exist")
+        parent = op.parent or None
+        if parent is not None:
+            record = self.by_id.get(parent)
+            if record is None:
+                raise ChangesetConflict(f"parent label {parent} does not exist")
+            if record["cluster"] != op.cluster:
+                raise ChangesetConflict(f"{parent} lives in {record['cluster']}, not in {op.cluster}")
+        if label["cluster"] == op.cluster and (label.get("parent") or None) == parent:
+            return False
+        subtree, frontier = [op.label_id], [op.label_id]
+        while frontier:
+            children = [
+                x["id"] for x in self.labels if x.get("parent") in frontier and x["id"] not in subtree
+            ]
+            subtree += children
+            frontier = children
+        if parent in subtree:
+            raise ChangesetConflict(f"{op.label_id} cannot move under its own descendant {parent}")
+        for label_id in subtree:
+            self.by_id[label_id]["cluster"] = op.cluster
+        label["parent"] = parent
+        reason = (op.reason or self.reason)[:500]
+        return self.emit(LabelMoved(op.label_id, op.cluster, parent, tuple(subtree), reason))
 
     def run(self, ops: tuple[Op, ...] | list[Op]) -> Applied:
         for op in ops:

@@ -26,7 +26,10 @@ Lifecycle rules are carried by the changesets the generators write (``review.cha
 * merge B into A: A takes the union of the attachments, the highest risk and every precondition, B's
   edges are re-pointed to A, B moved to DEPRECATED, redirection B → (A,); the integrity test must pass;
 * obsolescence: N moved to DEPRECATED with its reason (and a redirection when a replacement exists);
-* taxonomy: a child label created CANDIDATE then SHADOW; a SHADOW label promoted to ACTIVE.
+* removal: a DEPRECATED node past its observation window with no alias traffic moved to REMOVED, its
+  edges removed first and redirections that pointed to it re-pointed to where it redirects;
+* taxonomy: a child label created CANDIDATE then SHADOW; a SHADOW label promoted to ACTIVE; a label
+  re-attached under a better cluster (``label_move``: the subtree follows, LabelIDs unchanged).
 
 Idempotent: applying an APPLIED proposal returns its release and writes nothing, and the interpreter
 skips an operation whose change is already made, so a retried task applies once.
@@ -66,6 +69,7 @@ from review.changeset_apply import (
     Effect,
     KnowledgeState,
     LabelCreated,
+    LabelMoved,
     LabelStatusChanged,
     NodeChanged,
     NodeCreated,
@@ -76,7 +80,7 @@ from review.integrity import integrity_violations
 from review.loop.shadow import BaseRelease, shadow_freeze
 from review.models import Proposal, ProposalDecision, ProposalStatus
 from taxonomy.models import Label
-from taxonomy.services import label_create, label_set_status, next_label_id
+from taxonomy.services import label_create, label_move, label_set_status, next_label_id
 
 APPLICABLE = frozenset({ProposalStatus.APPROVED, ProposalStatus.AUTO_COMMITTED})
 
@@ -128,6 +132,13 @@ def _write_label_status(project: Project, actor: Any, effect: LabelStatusChanged
     label_set_status(label=label, actor=actor, status=effect.status, reason=effect.reason)
 
 
+def _write_label_moved(project: Project, actor: Any, effect: LabelMoved, reason: str) -> None:
+    label = Label.objects.get(project=project, label_id=effect.label_id)
+    label_move(
+        label=label, actor=actor, parent_id=effect.parent, cluster_key=effect.cluster, reason=effect.reason
+    )
+
+
 def _write_node_created(project: Project, actor: Any, effect: NodeCreated, reason: str) -> None:
     node_create(project=project, actor=actor, node=effect.node)
 
@@ -170,6 +181,7 @@ def _write_alias_put(project: Project, actor: Any, effect: AliasPut, reason: str
 WRITERS: dict[type, Callable[[Project, Any, Any, str], None]] = {
     LabelCreated: _write_label_created,
     LabelStatusChanged: _write_label_status,
+    LabelMoved: _write_label_moved,
     NodeCreated: _write_node_created,
     NodeChanged: _write_node_changed,
     NodeStatusChanged: _write_node_status,

@@ -93,6 +93,34 @@ class MemoryParams(_Section):
 
 
 @dataclass(frozen=True)
+class LifecycleParams(_Section):
+    """Obsolescence, removal and label re-attachment (``review.loop.generators.lifecycle``)."""
+
+    # OBSOLESCENCE from persistent negatives: at least min_landings outcome-bearing landings, negatives on
+    # at least min_nights distinct days, and the one-sided Wilson lower bound (at z) of the negative
+    # share at least negative_share
+    min_landings: int
+    min_nights: int
+    negative_share: float
+    z: float
+    # OBSOLESCENCE from no traffic: no landing, target or path over the last idle_days although the
+    # node was ACTIVE that long and its labels brought at least min_door_traffic requests
+    idle_days: float
+    min_door_traffic: int
+    replacement_cosine: float  # a redirection to the closest ACTIVE node of its cluster from this cosine
+    # NODE_REMOVE: DEPRECATED for at least observation_days with at most max_alias_traffic alias hits
+    observation_days: float
+    max_alias_traffic: int
+    # LABEL_REATTACH: support and sources of the label's traffic; the lower bound (at z) of the mean
+    # per-request gap cos(other cluster) − cos(own cluster) must reach margin
+    reattach_min_support: int
+    reattach_min_sources: int
+    reattach_max_prompts: int
+    margin: float
+    parent_cosine: float  # re-attached under the closest label of the new cluster from this cosine
+
+
+@dataclass(frozen=True)
 class ReplayParams(_Section):
     zone_sample: int
     control_sample: int
@@ -157,6 +185,7 @@ class LoopParams(_Section):
     edges: EdgeParams
     labels: LabelParams
     memory: MemoryParams
+    lifecycle: LifecycleParams
     replay: ReplayParams
     score: ScoreParams
     gedig: GedigParams
@@ -169,6 +198,7 @@ SECTIONS: dict[str, type] = {
     "edges": EdgeParams,
     "labels": LabelParams,
     "memory": MemoryParams,
+    "lifecycle": LifecycleParams,
     "replay": ReplayParams,
     "score": ScoreParams,
     "gedig": GedigParams,

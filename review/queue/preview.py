@@ -32,6 +32,7 @@ from review.changeset import (
     EdgeRemove,
     EdgeSetWeight,
     LabelAdd,
+    LabelMove,
     LabelStatusSet,
     NodeAdd,
     NodeAttach,
@@ -225,7 +226,7 @@ def _label_changes(
     for op in ops:
         if isinstance(op, LabelAdd):
             ids.append(label_map.get(f"new:{op.ref}", ""))
-        elif isinstance(op, LabelStatusSet):
+        elif isinstance(op, LabelStatusSet | LabelMove):
             ids.append(op.label_id)
     rows = []
     for label_id in dict.fromkeys(i for i in ids if i):

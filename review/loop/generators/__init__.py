@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from review.loop.generators import edges, labels, memory, merge, split
+from review.loop.generators import edges, labels, lifecycle, memory, merge, split
 from review.loop.generators.base import Candidate, GeneratorContext
 
 GENERATORS: dict[str, Callable[[GeneratorContext], list[Candidate]]] = {
@@ -21,6 +21,9 @@ GENERATORS: dict[str, Callable[[GeneratorContext], list[Candidate]]] = {
     "unreached_label": labels.generate_unreached_labels,
     "promote": labels.generate_promotions,
     "memory": memory.generate,
+    "obsolescence": lifecycle.generate_obsolescence,
+    "removal": lifecycle.generate_removals,
+    "reattach": lifecycle.generate_reattachments,
 }
 
 __all__ = ["GENERATORS", "Candidate", "GeneratorContext"]

@@ -1,0 +1,497 @@
+"""Lifecycle proposals of the offline loop (issue 28 item 4): OBSOLESCENCE from persistent negatives or no
+traffic, NODE_REMOVE after an observation window without alias traffic, LABEL_REATTACH under a better
+cluster. Each is exercised through the nightly loop (``offline_loop_run``: collect → generate → replay
+→ bin → apply), approved by a reviewer through the review API, and read back from the published release;
+the gates are also checked against noise (too little evidence proposes nothing)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.utils import timezone
+
+from tests.review.loop_fixtures import SMALL_PACK
+
+pytestmark = pytest.mark.django_db
+
+EXTRA_NODES = [
+    {
+        "id": "N-invoice-archive",
+        "type": "Info",
+        "title": "Invoice archive",
+        "chunk": "Invoices older than two years are in Billing › Archive as PDF files.",
+        "risk": "low",
+        "status": "ACTIVE",
+        "labels": ["L00002"],
+        "clusters": ["billing"],
+        "preconditions": [],
+        "parameters": [],
+        "handler": "",
+    },
+    {
+        "id": "N-login-help",
+        "type": "Info",
+        "title": "Cannot sign in",
+        "chunk": (
+            "If you cannot sign in, check your email address, then use the forgotten password link on the "
+            "login page to receive a password reset email. Accounts lock after five failed attempts."
+        ),
+        "risk": "low",
+        "status": "ACTIVE",
+        "labels": ["L00003"],
+        "clusters": ["access"],
+        "preconditions": [],
+        "parameters": [],
+        "handler": "",
+    },
+    {
+        "id": "N-password-reset",
+        "type": "Info",
+        "title": "Reset your password",
+        "chunk": (
+            "To reset your password, click 'Forgot password' on the sign-in page and follow the link in "
+            "the email; the link expires after one hour."
+        ),
+        "risk": "low",
+        "status": "ACTIVE",
+        "labels": ["L00005"],
+        "clusters": ["billing"],
+        "preconditions": [],
+        "parameters": [],
+        "handler": "",
+    },
+    {
+        "id": "N-old-invoices",
+        "type": "Info",
+        "title": "Old invoice page",
+        "chunk": "The old billing portal listed invoices by month.",
+        "risk": "low",
+        "status": "DEPRECATED",
+        "status_reason": "replaced by the invoice download page",
+        "labels": ["L00002"],
+        "clusters": ["billing"],
+        "preconditions": [],
+        "parameters": [],
+        "handler": "",
+    },
+]
+MISFILED_LABEL = {  # a password label filed under Billing by mistake
+    "id": "L00005",
+    "name": "Password reset",
+    "cluster": "billing",
+    "parent": None,
+    "status": "ACTIVE",
+    "description": "Resetting a forgotten password.",
+    "synonyms": [],
+    "examples": ["reset my password"],
+}
+PASSWORD_PROMPTS = [
+    "I forgot my password",
+    "how do I reset my password",
+    "password reset link not arriving",
+    "cannot remember my password to sign in",
+    "change my forgotten password",
+    "the reset password email expired",
+    "locked out, need a new password",
+    "where is the forgot password link",
+    "reset password for my login",
+    "my password does not work anymore",
+    "send me a password reset email",
+    "help me recover my account password",
+    "password recovery steps",
+    "new password please, I can't log in",
+]
+INVOICE_PROMPTS = [
+    "where is my invoice pdf",
+    "download my invoice",
+    "get the invoice for march",
+    "I need a copy of my bill",
+    "invoice for last month please",
+    "how can I download invoices",
+]
+
+
+def _release(tmp_path: Path, *, days_ago: float) -> tuple[Any, Any]:
+    """The small pack with the extra nodes and label, published and active since ``days_ago`` days."""
+    from ontology.models import Release
+    from ontology.releases import release_publish
+    from taxonomy.packs import pack_import, pack_read
+
+    pack = yaml.safe_load(SMALL_PACK.read_text())
+    pack["labels"].append(MISFILED_LABEL)
+    pack["nodes"].extend(EXTRA_NODES)
+    pack["edges"].append(
+        {"source": "N-old-invoices", "target": "N-invoice-download", "type": "RELATED_TO", "weight": 0.5}
+    )
+    pack["aliases"] = [
+        {"source": "N-old-invoices", "targets": ["N-invoice-download"], "reason": "replaced"},
+    ]
+    path = tmp_path / "pack.yaml"
+    path.write_text(yaml.safe_dump(pack, allow_unicode=True))
+    project = pack_import(pack_read(path)).project
+    release = release_publish(project=project, actor=None)
+    then = timezone.now() - timedelta(days=days_ago)
+    Release.objects.filter(pk=release.pk).update(created_at=then, activated_at=then)
+    release.refresh_from_db()
+    return project, release
+
+
+def _log(
+    project: Any,
+    release: Any,
+    *,
+    prompt: str,
+    target: str,
+    at: datetime,
+    labels: tuple[str, ...] = ("L00002",),
+    status: str = "INFO_UNCERTAIN_SUCCESS",
+    silent: bool = True,
+    user: str = "u1",
+    kind: str = "INFO",
+    details: dict | None = None,
+) -> Any:
+    from inference.models import InferenceLog
+
+    log = InferenceLog.objects.create(
+        project=project,
+        request_id=uuid.uuid4().hex,
+        release=release,
+        release_version=release.version,
+        session_id=f"s-{uuid.uuid4().hex[:8]}",
+        user_id=user,
+        prompt=prompt,
+        context={"user_id": user},
+        labels_final=list(labels),
+        landing={"node_start": target, "candidates": [[target, 0.8]]},
+        path_nodes=[target],
+        target_node=target,
+        outcome_kind=kind,
+        outcome_status=status,
+        silent_outcome=silent,
+        outcome_details=details or {},
+    )
+    InferenceLog.objects.filter(pk=log.pk).update(created_at=at)
+    return log
+
+
+def _night(project: Any, generators: list[str], **lifecycle: Any) -> Any:
+    from review.loop.run import offline_loop_run
+
+    overrides: dict[str, Any] = {"generators": generators}
+    if lifecycle:
+        overrides["lifecycle"] = lifecycle
+    run = offline_loop_run(project=project, overrides=overrides, idempotency_key=uuid.uuid4().hex)
+    assert run.status == "SUCCEEDED", run.job.message if run.job else run
+    return run
+
+
+def _approve(api_as: Any, make_user: Any, run_jobs: Any, proposal: Any) -> dict[str, Any]:
+    """A reviewer approves ``proposal`` through the review API ("now") and the job publishes it."""
+    client = api_as(make_user(f"rev-{uuid.uuid4().hex[:6]}", "reviewer", proposal.project))
+    url = f"/api/v1/projects/{proposal.project.slug}/proposals/{proposal.pk}/approve/"
+    with run_jobs():
+        response = client.post(url, {"mode": "now", "reason": "checked the evidence"}, format="json")
+    assert response.status_code == 202, response.content
+    job = client.get(response["Location"]).json()
+    assert job["status"] == "SUCCEEDED", job
+    return job
+
+
+def _proposal(project: Any, kind: str, node_id: str) -> Any:
+    """The one proposal of ``kind`` about ``node_id``."""
+    from review.models import Proposal
+
+    (found,) = [
+        p for p in Proposal.objects.filter(project=project, kind=kind) if p.evidence["node"] == node_id
+    ]
+    return found
+
+
+def _active_state(project: Any) -> Any:
+    from ontology.models import Release
+    from review.loop.shadow import BaseRelease
+
+    return BaseRelease.load(Release.objects.get(project=project, is_active=True))
+
+
+# --- OBSOLESCENCE ---------------------------------------------------------------------------------
+
+
+def _negative_traffic(project: Any, release: Any, *, days: int, per_day: int, negative_every: int) -> None:
+    now = timezone.now()
+    n = 0
+    for day in range(days):
+        for i in range(per_day):
+            n += 1
+            bad = n % negative_every != 0
+            _log(
+                project,
+                release,
+                prompt=INVOICE_PROMPTS[n % len(INVOICE_PROMPTS)],
+                target="N-invoice-archive",
+                at=now - timedelta(days=day, hours=1 + i % 20),
+                status="INFO_LOW_CONFIDENCE" if bad else "INFO_CONFIRMED_SUCCESS",
+                silent=False,
+                user=f"u{n % 7}",
+            )
+
+
+def test_persistent_negatives_over_several_nights_are_proposed_deprecated_and_a_reviewer_publishes_it(
+    tmp_path, fresh_snapshots, api_as, make_user, run_jobs
+):
+
+    project, release = _release(tmp_path, days_ago=10)
+    _negative_traffic(project, release, days=4, per_day=8, negative_every=5)  # 80 % negative, 4 days
+
+    _night(project, ["obsolescence"])
+
+    proposal = _proposal(project, "OBSOLESCENCE", "N-invoice-archive")
+    assert proposal.evidence["trigger"] == "negatives" and proposal.evidence["negative_days"] == 4
+    assert proposal.evidence["negative_share_lower"] >= 0.5
+    assert proposal.replay.get("score") is not None and proposal.confidence_bin  # replayed and binned
+    assert proposal.status == "PENDING_REVIEW", proposal.replay.get("bin_reason")
+    ops = proposal.changeset
+    assert ops[0] == {
+        "op": "node_status",
+        "node_id": "N-invoice-archive",
+        "status": "DEPRECATED",
+        "reason": ops[0]["reason"],
+    }
+
+    job = _approve(api_as, make_user, run_jobs, proposal)
+
+    proposal.refresh_from_db()
+    assert proposal.status == "APPLIED" and job["result"]["release"] == proposal.applied_release.version
+    node = _active_state(project).nodes["N-invoice-archive"]
+    assert node.status == "DEPRECATED" and "persistent negative" in node.status_reason
+
+
+def test_negatives_on_a_single_night_or_too_few_landings_propose_nothing(tmp_path, fresh_snapshots):
+    from review.loop.collection import collect
+    from review.loop.generators.base import GeneratorContext
+    from review.loop.generators.lifecycle import generate_obsolescence
+    from review.loop.params import loop_params
+    from review.loop.shadow import BaseRelease
+
+    project, release = _release(tmp_path, days_ago=10)
+    _negative_traffic(project, release, days=1, per_day=30, negative_every=5)  # one bad evening
+    base = BaseRelease.load(release)
+
+    def proposed() -> list[str]:
+        context = GeneratorContext(
+            project=project,
+            base=base,
+            collection=collect(project=project, node_ids=base.arrays.node_ids),
+            params=loop_params(),
+            seed=1,
+        )
+        return [
+            c.evidence["node"] for c in generate_obsolescence(context) if c.evidence["trigger"] == "negatives"
+        ]
+
+    assert proposed() == []
+    from inference.models import InferenceLog
+
+    InferenceLog.objects.filter(project=project).delete()
+    _negative_traffic(project, release, days=4, per_day=4, negative_every=5)  # 16 < min_landings
+    assert proposed() == []
+    _negative_traffic(project, release, days=4, per_day=2, negative_every=5)  # 24 landings, 4 nights
+    assert proposed() == ["N-invoice-archive"]
+
+
+def test_a_reachable_node_without_traffic_for_the_idle_window_is_proposed_deprecated(
+    tmp_path, fresh_snapshots
+):
+    from review.models import Proposal
+
+    project, release = _release(tmp_path, days_ago=10)
+    now = timezone.now()
+    for i in range(12):  # its label L00002 brings requests; all are served by the download page
+        _log(
+            project,
+            release,
+            prompt=INVOICE_PROMPTS[i % len(INVOICE_PROMPTS)],
+            target="N-invoice-download",
+            at=now - timedelta(days=i % 6, hours=2),
+            user=f"u{i}",
+        )
+
+    _night(project, ["obsolescence"])
+
+    idle = _proposal(project, "OBSOLESCENCE", "N-invoice-archive")
+    assert idle.evidence["trigger"] == "no_traffic" and idle.evidence["door_traffic"] == {"L00002": 12}
+    assert idle.confidence_bin in ("MID_CONF", "LOW_CONF") and idle.replay.get("sample")
+    assert not [
+        p for p in Proposal.objects.filter(project=project) if p.evidence["node"] == "N-invoice-download"
+    ]
+
+
+def test_a_node_younger_than_the_idle_window_is_not_proposed_for_having_no_traffic(tmp_path, fresh_snapshots):
+    from review.models import Proposal
+
+    project, release = _release(tmp_path, days_ago=2)  # published two days ago: not idle, new
+    now = timezone.now()
+    for i in range(12):
+        _log(
+            project,
+            release,
+            prompt=INVOICE_PROMPTS[i % 6],
+            target="N-invoice-download",
+            at=now - timedelta(hours=i),
+        )
+
+    _night(project, ["obsolescence"])
+
+    assert not Proposal.objects.filter(project=project, kind="OBSOLESCENCE").exists()
+
+
+# --- NODE_REMOVE ---------------------------------------------------------------------------------
+
+
+def _ordinary_traffic(project: Any, release: Any) -> None:
+    now = timezone.now()
+    for i in range(6):
+        _log(
+            project,
+            release,
+            prompt=INVOICE_PROMPTS[i],
+            target="N-invoice-download",
+            at=now - timedelta(days=i),
+        )
+
+
+def test_a_deprecated_node_without_alias_traffic_is_removed_after_the_observation_window(
+    tmp_path, fresh_snapshots, api_as, make_user, run_jobs
+):
+    from review.models import Proposal
+
+    project, release = _release(tmp_path, days_ago=10)
+    _ordinary_traffic(project, release)
+
+    _night(project, ["removal"])
+
+    proposal = Proposal.objects.get(project=project, kind="NODE_REMOVE")
+    assert proposal.evidence["node"] == "N-old-invoices"
+    assert proposal.evidence["alias_traffic"] == {"served": 0, "memory_reads": 0, "episodes": 0}
+    assert [op["op"] for op in proposal.changeset] == ["edge_remove", "node_status"]
+    assert proposal.status == "PENDING_REVIEW", proposal.replay.get("bin_reason")
+
+    _approve(api_as, make_user, run_jobs, proposal)
+
+    state = _active_state(project)
+    assert state.nodes["N-old-invoices"].status == "REMOVED"
+    assert not [e for e in state.graph.edges if "N-old-invoices" in (e.source, e.target)]
+    aliases = {a.source: a.targets for a in state.graph.aliases}
+    assert aliases["N-old-invoices"] == ("N-invoice-download",)  # old memories keep their way
+    assert state.snapshot.resolve_alias("N-old-invoices") == ("N-invoice-download",)
+
+
+def test_alias_traffic_in_the_observation_window_keeps_a_deprecated_node(tmp_path, fresh_snapshots):
+    from review.models import Proposal
+
+    project, release = _release(tmp_path, days_ago=10)
+    _ordinary_traffic(project, release)
+    _log(  # a MemoryRead that followed the old node's redirection two days ago
+        project,
+        release,
+        prompt="what did I say about my invoices",
+        target="N-invoice-download",
+        at=timezone.now() - timedelta(days=2),
+        kind="MEMORY",
+        status="MEMORY",
+        details={"memory": {"mode": "read", "items": [{"node_id": "N-old-invoices", "redirected": True}]}},
+    )
+
+    _night(project, ["removal"])
+
+    assert not Proposal.objects.filter(project=project, kind="NODE_REMOVE").exists()
+
+
+def test_a_node_deprecated_for_less_than_the_observation_window_is_kept(tmp_path, fresh_snapshots):
+    from review.models import Proposal
+
+    project, release = _release(tmp_path, days_ago=3)  # DEPRECATED for 3 days only: the window is 7
+    _ordinary_traffic(project, release)
+
+    _night(project, ["removal"])
+
+    assert not Proposal.objects.filter(project=project, kind="NODE_REMOVE").exists()
+
+
+# --- LABEL_REATTACH -----------------------------------------------------------------------------
+
+
+def _password_traffic(project: Any, release: Any, prompts: list[str]) -> None:
+    now = timezone.now()
+    for i, prompt in enumerate(prompts):
+        _log(
+            project,
+            release,
+            prompt=prompt,
+            target="N-password-reset",
+            labels=("L00005",),
+            at=now - timedelta(days=i % 5, hours=1),
+            user=f"u{i % 5}",
+        )
+
+
+def test_a_label_whose_traffic_sits_in_another_cluster_is_reattached_there_and_published(
+    tmp_path, fresh_snapshots, api_as, make_user, run_jobs
+):
+    from review.models import Proposal
+    from taxonomy.models import Label
+
+    project, release = _release(tmp_path, days_ago=10)
+    _password_traffic(project, release, PASSWORD_PROMPTS)
+    _ordinary_traffic(project, release)
+
+    _night(project, ["reattach"])
+
+    proposal = Proposal.objects.get(project=project, kind="LABEL_REATTACH")
+    assert (
+        proposal.evidence["label"],
+        proposal.evidence["from_cluster"],
+        proposal.evidence["to_cluster"],
+    ) == (
+        "L00005",
+        "billing",
+        "access",
+    )
+    assert proposal.evidence["gap_lower"] >= 0.08
+    assert proposal.changeset[0]["op"] == "label_move" and proposal.changeset[0]["cluster"] == "access"
+    assert proposal.status == "PENDING_REVIEW", proposal.replay.get("bin_reason")
+
+    _approve(api_as, make_user, run_jobs, proposal)
+
+    labels = {label["id"]: label for label in _active_state(project).documents["labels"]}
+    assert labels["L00005"]["cluster"] == "access"
+    assert labels["L00005"]["parent"] == proposal.changeset[0]["parent"]
+    assert Label.objects.get(project=project, label_id="L00005").cluster.key == "access"  # the draft too
+    node = _active_state(project).nodes["N-password-reset"]
+    assert "access" in node.clusters and "billing" not in node.clusters
+
+
+def test_a_label_with_too_little_traffic_or_at_home_is_not_reattached(tmp_path, fresh_snapshots):
+    from review.models import Proposal
+
+    project, release = _release(tmp_path, days_ago=10)
+    _password_traffic(project, release, PASSWORD_PROMPTS[:5])  # 5 < reattach_min_support
+    now = timezone.now()
+    for i in range(14):  # invoice requests on the invoice label: at home in Billing
+        _log(
+            project,
+            release,
+            prompt=INVOICE_PROMPTS[i % 6],
+            target="N-invoice-download",
+            at=now - timedelta(hours=i),
+            user=f"u{i}",
+        )
+
+    _night(project, ["reattach"])
+
+    assert not Proposal.objects.filter(project=project, kind="LABEL_REATTACH").exists()

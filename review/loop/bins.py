@@ -12,8 +12,8 @@
   §3.4.1 holds: the confirmed gain reaches ``min_confirmed_gain`` **or** the impacted zone's
   ActiveCheckCoverage reaches ``min_coverage`` — and the gain is not dominated by uncertain outcomes
   (``silence_dominated``) — and the kind is in ``autocommit_kinds``, the zone has at least
-  ``min_zone_interactions`` interactions, no slow-poisoning guard forbids it, and the zone is not under
-  a confidence boost;
+  ``min_zone_interactions`` interactions, no slow-poisoning guard forbids it, the zone is not under
+  a confidence boost, and the geDIG gates agree (AG quiet, DG confirming; ``review.loop.gedig_gate``);
 * **MID_CONF** (expert review) — everything else.
 
 ``reason`` says, in words, which rule decided (it is shown to the reviewer and stored).
@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from review.loop.collection import Collection, UnifiedOutcome
+from review.loop.gedig_gate import GateDecision
 from review.loop.params import BinParams
 from review.loop.shadow import BaseRelease
 
@@ -46,6 +47,7 @@ class BinDecision:
     confidence_bin: str  # HIGH_CONF | MID_CONF | LOW_CONF
     reason: str
     autocommit: bool
+    gate: str = "not consulted"  # what the geDIG gate decided: "passed" | "held back" | "not consulted"
 
 
 def bin_for(
@@ -56,6 +58,7 @@ def bin_for(
     target_keys: list[str],
     boosted: set[str],
     params: BinParams,
+    gate: GateDecision,
 ) -> BinDecision:
     """The bin of one scored proposal (see the module doc for the rules, in order)."""
     score = float(replay.get("score", 0.0))
@@ -96,10 +99,17 @@ def bin_for(
     touched = sorted(set(target_keys) & boosted)
     if touched:
         blockers.append(f"confidence boost on {', '.join(touched[:3])}: review density raised")
+    gate_verdict = "passed"
+    if not gate.allows_autocommit:
+        blockers.append(gate.blocker())
+        gate_verdict = "held back"
     if blockers:
-        return BinDecision("MID_CONF", "HIGH score but " + "; ".join(blockers), False)
+        return BinDecision("MID_CONF", "HIGH score but " + "; ".join(blockers), False, gate_verdict)
     return BinDecision(
-        "HIGH_CONF", f"Score(C) {score:.4f} ≥ {params.high_score} with confirmed evidence", True
+        "HIGH_CONF",
+        f"Score(C) {score:.4f} ≥ {params.high_score} with confirmed evidence; geDIG DG confirms",
+        True,
+        gate_verdict,
     )
 
 

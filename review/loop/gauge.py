@@ -17,10 +17,10 @@
   the nodes within h hops of the changed nodes, ``(L_before − L_after) / max(L_before, ε)``.
 * **0-hop / multi-hop** — ``g0`` evaluates the change right after wiring (no path term); ``g(h)`` for
   h = 1…``max_hops``; ``gmin = min_h g(h)``; the operational gauge ``b = min(g0, gmin)``.
-* **Gates** — AG (ambiguity) fires when ``g0 > θ_AG``; DG (confirmed structural gain) when ``b ≤ θ_DG``.
 
-The gauge is recorded in the proposal's replay evidence (g0, gmin, b, AG/DG, every term) and ``b`` is
-the complexity/structure term of ``Score(C)``.
+The gauge is recorded in the proposal's replay evidence (g0, gmin, b, every term) and ``b`` is the
+complexity/structure term of ``Score(C)``. The AG/DG gates that read g0 and b before auto-commit, with
+thresholds from the project's history, are ``review.loop.gedig_gate``.
 """
 
 from __future__ import annotations
@@ -52,8 +52,6 @@ class Gauge:
     gmin: float
     b: float
     F: float
-    ag: bool
-    dg: bool
 
     def as_json(self) -> dict[str, object]:
         data = asdict(self)
@@ -163,6 +161,4 @@ def gauge(
         gmin=gmin,
         b=b,
         F=g_by_hop.get(params.max_hops, g0),
-        ag=g0 > params.theta_ag,
-        dg=b <= params.theta_dg,
     )

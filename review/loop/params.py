@@ -156,6 +156,10 @@ class GedigParams(_Section):
     temperature: float
     theta_ag: float
     theta_dg: float
+    ag_percentile: float
+    dg_percentile: float
+    min_history: int
+    history_window: int
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -46,6 +46,9 @@ from projects.models import Project
 from review.changeset import changeset_dump, changeset_fingerprint, changeset_load, changeset_targets
 from review.loop.bins import bin_for, boost_zones, silent_success_sample
 from review.loop.collection import Collection, collect
+from review.loop.gedig_gate import calibrate as gedig_calibrate
+from review.loop.gedig_gate import decide as gedig_decide
+from review.loop.gedig_gate import gauge_history as gedig_history
 from review.loop.generators import GENERATORS
 from review.loop.generators.base import Candidate, GeneratorContext
 from review.loop.params import LoopParams, loop_params
@@ -488,6 +491,17 @@ def step_replay(run: OfflineRun, progress: Progress | None = None) -> int:
     return len(pending)
 
 
+def _gauge_history(run: OfflineRun, params: LoopParams) -> dict[str, list[tuple[float, float]]]:
+    """The geDIG gauges of the project's proposals from earlier nights, newest first (the gate's history)."""
+    rows = (
+        Proposal.objects.filter(project_id=run.project_id, run__started_at__lt=run.started_at)
+        .exclude(run=run)
+        .order_by("-created_at", "-pk")
+        .values_list("kind", "replay")[: params.gedig.history_window]
+    )
+    return gedig_history(rows)
+
+
 def step_bin(run: OfflineRun, progress: Progress | None = None) -> dict[str, int]:
     """Step D: bins, silent-success sampling and confidence-boost zones."""
     if _done(run, "bin"):
@@ -496,11 +510,16 @@ def step_bin(run: OfflineRun, progress: Progress | None = None) -> dict[str, int
     night = _night(run, progress)
     params = night.params.bins
     boosts = boost_zones(night.collection, night.base, params)
+    history = _gauge_history(run, night.params)
     scored = list(run.proposals.filter(status=ProposalStatus.SCORED).order_by("-score", "pk"))
     counts = {"HIGH_CONF": 0, "MID_CONF": 0, "LOW_CONF": 0}
     claimed: dict[str, int] = {}
+    thresholds_used: dict[str, dict[str, Any]] = {}
     for proposal in scored:
         plan = (proposal.replay or {}).get("plan", {})
+        thresholds = gedig_calibrate(history, proposal.kind, night.params.gedig)
+        thresholds_used[proposal.kind] = asdict(thresholds)
+        gate = gedig_decide((proposal.replay or {}).get("gedig"), thresholds)
         decision = bin_for(
             kind=proposal.kind,
             replay=proposal.replay or {},
@@ -508,6 +527,7 @@ def step_bin(run: OfflineRun, progress: Progress | None = None) -> dict[str, int
             target_keys=list(proposal.target_keys),
             boosted=set(boosts),
             params=params,
+            gate=gate,
         )
         chosen_bin, reason, auto = decision.confidence_bin, decision.reason, decision.autocommit
         overlap = sorted({claimed[k] for k in proposal.target_keys if k in claimed})
@@ -527,7 +547,11 @@ def step_bin(run: OfflineRun, progress: Progress | None = None) -> dict[str, int
                 continue
             locked.confidence_bin = chosen_bin
             locked.status = status
-            locked.replay = {**(locked.replay or {}), "bin_reason": reason}
+            locked.replay = {
+                **(locked.replay or {}),
+                "bin_reason": reason,
+                "gedig_gate": gate.as_json(decided=decision.gate),
+            }
             if auto:
                 locked.decided_at = timezone.now()
                 locked.decision_reason = reason[:1000]
@@ -543,6 +567,7 @@ def step_bin(run: OfflineRun, progress: Progress | None = None) -> dict[str, int
                 )
         counts[chosen_bin] += 1
     _notify_reviewers(run)
+    _stat(run, "gedig_thresholds", thresholds_used)
     samples = silent_success_sample(night.collection, night.base, params, rng=night.context.rng("silent"))
     _stat(run, "silent_samples", samples)
     _stat(run, "confidence_boost", boosts)

@@ -239,7 +239,7 @@ def proposal_context(access: ProjectAccess, proposal: Proposal, **bound: Any) ->
         "metric_rows": _metric_rows(replay),
         "gains": _labelled(replay.get("gains") or {}, GAINS),
         "gedig": _labelled(replay.get("gedig") or {}, GEDIG),
-        "gedig_gates": {k: (replay.get("gedig") or {}).get(k) for k in ("ag", "dg")},
+        "gedig_gate": replay.get("gedig_gate") or {},
         "replay_violations": replay.get("violations") or {},
         "plan": replay.get("plan") or {},
         "zone_requests": _zone_requests(proposal, access),

@@ -18,6 +18,10 @@ from review.integrity import integrity_violations
 from review.loop.bins import bin_for
 from review.loop.collection import Collection, UnifiedOutcome, compute_metrics
 from review.loop.gauge import aspl, delta_h_norm, entropy, gauge
+from review.loop.gedig_gate import GateThresholds
+from review.loop.gedig_gate import calibrate as gedig_calibrate
+from review.loop.gedig_gate import decide as gedig_decide
+from review.loop.gedig_gate import gauge_history as gedig_history
 from review.loop.generators import edges as edge_generators
 from review.loop.generators.base import Candidate, GeneratorContext
 from review.loop.generators.merge import merge_changeset
@@ -241,7 +245,7 @@ def test_gedig_gauge_of_a_shortcut_confirms_a_structural_gain():
 
     assert g.edit_cost == 1.0 and g.delta_epc_norm == pytest.approx(0.05)
     assert g.delta_sp_rel[1] == pytest.approx((4 / 3 - 1.0) / (4 / 3))
-    assert g.gmin < g.g0 and g.dg and not g.ag
+    assert g.gmin < g.g0 and g.b == g.gmin
 
 
 BINS = loop_params().bins
@@ -252,7 +256,9 @@ GOOD = {
     "zone_coverage": 0.0,
     "zone_interactions": 50,
     "silence_dominated": False,
+    "gedig": {"g0": 0.1, "b": -0.2},
 }
+FIXED_GATE = GateThresholds(theta_ag=0.3, theta_dg=0.0, source="fixed", n_history=0)
 
 
 NO_EFFECT = {
@@ -290,6 +296,10 @@ NO_EFFECT = {
         ("EDGE_INHIBIT", GOOD, {}, {"P"}, "MID_CONF", "confidence boost on P"),
         ("EDGE_INHIBIT", {**GOOD, "score": 0.05}, {}, set(), "MID_CONF", "below the auto-commit threshold"),
         ("EDGE_INHIBIT", {**GOOD, "score": 0.0}, {}, set(), "LOW_CONF", "< 0.01"),
+        # the geDIG gates before auto-commit: an ambiguous change, an unconfirmed gain, no gauge at all
+        ("EDGE_INHIBIT", {**GOOD, "gedig": {"g0": 0.4, "b": -0.2}}, {}, set(), "MID_CONF", "AG fired"),
+        ("EDGE_INHIBIT", {**GOOD, "gedig": {"g0": 0.1, "b": 0.05}}, {}, set(), "MID_CONF", "DG did not"),
+        ("EDGE_INHIBIT", {**GOOD, "gedig": {}}, {}, set(), "MID_CONF", "no gauge"),
         # replay saw no effect at all: unmeasured, not found wanting → an expert decides
         ("EDGE_ADD", NO_EFFECT, {}, set(), "MID_CONF", "replay saw no effect on the 120 sampled requests"),
         # … but a measured effect, however small, keeps the score's verdict
@@ -315,12 +325,51 @@ NO_EFFECT = {
 )
 def test_confidence_bins(kind, replay, guard, boosted, expected_bin, reason):
     decision = bin_for(
-        kind=kind, replay=replay, guard=guard, target_keys=["P", "Q"], boosted=boosted, params=BINS
+        kind=kind,
+        replay=replay,
+        guard=guard,
+        target_keys=["P", "Q"],
+        boosted=boosted,
+        params=BINS,
+        gate=gedig_decide(replay.get("gedig"), FIXED_GATE),
     )
 
     assert decision.confidence_bin == expected_bin
     assert reason in decision.reason
     assert decision.autocommit == (expected_bin == "HIGH_CONF")
+    if expected_bin == "HIGH_CONF":
+        assert decision.gate == "passed"
+    elif "geDIG" in decision.reason:
+        assert decision.gate == "held back"
+
+
+def test_gedig_thresholds_come_from_the_kinds_history_then_the_projects_then_the_settings():
+    params = replace(loop_params().gedig, min_history=10, ag_percentile=90.0, dg_percentile=50.0)
+    edges = [(0.01 * i, -0.02 * i) for i in range(20)]  # g0 0.00…0.19, b 0.00…-0.38
+    splits = [(0.5, 0.4)] * 4
+
+    by_kind = gedig_calibrate({"EDGE_ADD": edges, "SPLIT": splits}, "EDGE_ADD", params)
+    assert by_kind.source == "kind history" and by_kind.n_history == 20
+    assert by_kind.theta_ag == pytest.approx(np.percentile([g for g, _ in edges], 90))
+    assert by_kind.theta_dg == pytest.approx(np.percentile([b for _, b in edges], 50))
+
+    pooled = gedig_calibrate({"EDGE_ADD": edges, "SPLIT": splits}, "SPLIT", params)
+    assert pooled.source == "project history" and pooled.n_history == 24
+    assert pooled.theta_dg == pytest.approx(np.percentile([b for _, b in edges + splits], 50))
+
+    fixed = gedig_calibrate({"SPLIT": splits}, "SPLIT", params)
+    assert (fixed.source, fixed.theta_ag, fixed.theta_dg, fixed.n_history) == ("fixed", 0.3, 0.0, 4)
+
+    # a change in the better half of the kind's history passes; one at its ambiguous top is held
+    assert gedig_decide({"g0": 0.05, "b": -0.3}, by_kind).allows_autocommit
+    held = gedig_decide({"g0": 0.19, "b": -0.3}, by_kind)
+    assert held.ag and not held.allows_autocommit and "AG fired" in held.blocker()
+    assert not gedig_decide({"g0": 0.05, "b": -0.1}, by_kind).dg
+
+
+def test_gedig_history_reads_recorded_gauges_only():
+    rows = [("MERGE", {"gedig": {"g0": 0.2, "b": -0.1}}), ("MERGE", {"gedig": {}}), ("SPLIT", None)]
+    assert gedig_history(rows) == {"MERGE": [(0.2, -0.1)]}
 
 
 # --- merge: the structure check where there is (no) structure ------------------------------------

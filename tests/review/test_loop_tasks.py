@@ -119,3 +119,67 @@ def test_a_real_worker_runs_a_duplicated_step_message_once(worker, stored_propos
     run.refresh_from_db()
     assert run.job.log.count("[bin] started") == 1
     assert ProposalDecision.objects.filter(proposal=proposal).count() == 0
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_gates_auto_commit_on_geDIG_thresholds_from_earlier_nights(worker, stored_proposal):
+    """θ_DG comes from the kind's history: a gain the fixed θ_DG = 0 would pass is held for review when
+    it is worse than most of the project's earlier edge-weight changes."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from ontology.releases import release_publish
+    from review.changeset import EdgeSetWeight
+    from review.loop.run import STEPS, offline_run_open
+    from review.loop.tasks import offline_bin_task
+    from review.models import OfflineRun
+    from taxonomy.packs import pack_import, pack_read
+
+    project = pack_import(pack_read(ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml")).project
+    release = release_publish(project=project, actor=None)
+    earlier = OfflineRun.objects.create(project=project, status="SUCCEEDED")
+    OfflineRun.objects.filter(pk=earlier.pk).update(started_at=timezone.now() - timedelta(days=2))
+    for i in range(30):  # b from 0.00 down to -0.29: median -0.145, g0 at most 0.29
+        op = EdgeSetWeight("N-invoice-download", "N-resend-invoice", "LEADS_TO", 0.5 + i / 100, previous=0.5)
+        old = stored_proposal(project, release, "EDGE_WEIGHT", [op], status="BACKLOG")
+        old.run, old.replay = earlier, {"gedig": {"g0": i / 100, "b": -i / 100}}
+        old.save()
+
+    run = offline_run_open(project=project, idempotency_key="gate-test")
+    run.stats = {"steps": {s: {"done": True} for s in STEPS[: STEPS.index("bin")]}}
+    run.save(update_fields=["stats"])
+    strong = {
+        "score": 0.2,
+        "violations": {"taxonomy": [], "security": []},
+        "confirmed_gain": 0.1,
+        "zone_interactions": 50,
+        "silence_dominated": False,
+    }
+    tonight = {}
+    # the marginal one scores higher, so it is binned first: no overlap with the other explains its bin
+    for name, score, weight, b in (("clear", 0.2, 0.9, -0.25), ("marginal", 0.3, 0.8, -0.05)):
+        op = EdgeSetWeight("N-invoice-download", "N-resend-invoice", "LEADS_TO", weight, previous=0.7)
+        proposal = stored_proposal(project, release, "EDGE_WEIGHT", [op], status="SCORED")
+        proposal.run = run
+        proposal.replay = {**strong, "score": score, "gedig": {"g0": 0.05, "b": b}}
+        proposal.save()
+        tonight[name] = proposal
+
+    offline_bin_task.delay(run.pk)
+    assert _wait_for(lambda: OfflineRun.objects.get(pk=run.pk).status != "RUNNING"), (
+        "the worker never finished"
+    )
+
+    run.refresh_from_db()
+    clear, marginal = (p.__class__.objects.get(pk=p.pk) for p in (tonight["clear"], tonight["marginal"]))
+    assert run.status == "SUCCEEDED"
+    # the chain goes on to the apply step, which applies what was auto-committed
+    assert (clear.status, clear.replay["gedig_gate"]["decided"]) == ("APPLIED", "passed")
+    assert clear.decisions.filter(action="AUTO_COMMIT").exists()
+    assert marginal.status == "PENDING_REVIEW" and "geDIG DG did not confirm" in marginal.replay["bin_reason"]
+    gate = marginal.replay["gedig_gate"]
+    assert (gate["source"], gate["n_history"], gate["decided"]) == ("kind history", 30, "held back")
+    assert gate["theta_dg"] == pytest.approx(-0.145)
+    assert run.stats["gedig_thresholds"]["EDGE_WEIGHT"]["theta_dg"] == pytest.approx(-0.145)

@@ -244,6 +244,9 @@ def test_the_proposal_page_shows_what_changes_why_and_the_risks(client, demo, ma
     # why: replay metrics, silence penalty, geDIG, the zone's logged requests, the generator's groups
     assert 'id="replay-metrics"' in html and "Info confirmed" in html and "+0.080" in html
     assert "Silence penalty" in html and 'id="gedig"' in html
+    gate = html.split('id="gedig-gate"', 1)[1].split("</p>", 1)[0]
+    assert "percentiles of 42 earlier gauges (kind history)" in gate
+    assert "-0.0500" in gate and "does not confirm" not in gate and "was not consulted" in gate
     assert "our finance team needs all 2023 invoices in one go" in html
     assert 'id="evidence-groups"' in html and "all 2023 invoices" in html
     assert "score 0.41 in the MID band" in html

@@ -263,16 +263,18 @@ def _consolidate_one(
         stats["skipped_pii"] += 1
         return
     fingerprint = _fingerprint(pattern.units)
-    if EpisodicMemory.objects.filter(
-        project=project,
-        source=EpisodicMemory.Source.OFFLINE,
-        provenance__consolidation__fingerprint=fingerprint,
-    ).exists():
-        stats["unchanged"] += 1
-        return
     details = {**support, "fingerprint": fingerprint, "units": [u.pk for u in pattern.units]}
     strong = support["strong"] >= PROMOTION_MIN_STRONG
     with transaction.atomic():
+        # the pattern's units locked first: a concurrent run waits here, then finds the fingerprint
+        list(InfoUnit.objects.select_for_update().filter(pk__in=details["units"]).values_list("pk"))
+        if EpisodicMemory.objects.filter(
+            project=project,
+            source=EpisodicMemory.Source.OFFLINE,
+            provenance__consolidation__fingerprint=fingerprint,
+        ).exists():
+            stats["unchanged"] += 1
+            return
         try:
             result = memory_write(
                 project=project,

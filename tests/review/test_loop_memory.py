@@ -102,3 +102,46 @@ def test_a_fact_the_graph_already_carries_is_not_proposed_again(small_release):
 @pytest.mark.django_db
 def test_no_episodes_means_no_candidates(small_release):
     assert _generate(small_release, []) == []
+
+
+@pytest.mark.django_db
+def test_a_consolidated_unit_becomes_a_proposal_only_with_enough_distinct_users(small_release):
+    """The generator's source-diversity gate on memory consolidation's semantic units: the sources are
+    the distinct users who wrote the fact, not its episodes."""
+    from memory.models import InfoUnit
+    from memory.services import info_unit_promote, memory_consolidate, memory_write
+
+    project, _ = small_release
+    fact = "The invoice PDF export times out for invoices with more than 200 lines"
+
+    def users_write(users: list[str]) -> None:
+        for user in users:
+            for session in ("s1", "s2", "s3"):
+                memory_write(
+                    project=project,
+                    text=fact,
+                    scope="GLOBAL",
+                    user_id=user,
+                    session_id=f"{user}-{session}",
+                    label_ids=["L00001"],
+                    labels_trusted=True,
+                    info_type="Incident",
+                    signal="strong",
+                )
+
+    def promoted_and_consolidated() -> None:
+        info_unit_promote(unit=InfoUnit.objects.get(project=project, scope="GLOBAL"), actor="reviewer")
+        assert memory_consolidate(project=project)["candidates_handled"] == 1
+
+    users_write(["u-1", "u-2"])  # six episodes, two users
+    promoted_and_consolidated()
+
+    assert _generate(small_release, []) == []
+
+    users_write(["u-3"])
+    promoted_and_consolidated()
+
+    [candidate] = _generate(small_release, [])
+    assert candidate.kind == "NODE_ADD" and candidate.evidence["consolidated"] is True
+    assert (candidate.evidence["sources"], candidate.evidence["episodes"]) == (3, 9)
+    assert candidate.ops[0].chunk == fact

@@ -75,7 +75,7 @@ def _patterns(context: GeneratorContext, episodes: list[Episode]) -> list[list[E
 
 
 def generate(context: GeneratorContext) -> list[Candidate]:
-    consolidated = consolidated_units(project=context.collection.project_id)
+    consolidated = consolidated_units(project=context.project)
     handled = {str(c.unit_id) for c in consolidated}  # judged on the consolidated support below
     episodes = [
         e

@@ -495,3 +495,72 @@ def test_a_label_with_too_little_traffic_or_at_home_is_not_reattached(tmp_path, 
     _night(project, ["reattach"])
 
     assert not Proposal.objects.filter(project=project, kind="LABEL_REATTACH").exists()
+
+
+# --- the label_move operation: in memory (replay) = through the services (approval) ----------------
+
+
+@pytest.mark.parametrize(
+    ("label_id", "cluster", "parent"),
+    [
+        ("L00001", "access", None),  # a root with a child moves to another cluster, its child with it
+        ("L00002", "access", None),  # a child becomes a root of another cluster
+        ("L00005", "billing", "L00001"),  # a root goes under a label of its own cluster
+    ],
+)
+def test_label_move_in_memory_equals_label_move_through_the_services(
+    tmp_path, fresh_snapshots, label_id, cluster, parent
+):
+    from ontology.releases import draft_state
+    from review.changeset import LabelMove
+    from review.changeset_apply import KnowledgeState, changeset_apply
+    from review.loop.application import effects_write
+
+    project, release = _release(tmp_path, days_ago=1)
+    base = _active_state(project)
+    ops = (LabelMove(label_id, cluster, parent, "better cluster"),)
+
+    in_memory = changeset_apply(base.state, ops, reason="test")
+    on_draft = changeset_apply(KnowledgeState(*draft_state(project)), ops, reason="test")
+    effects_write(project=project, actor=None, effects=on_draft.effects, reason="test")
+    stored = KnowledgeState(*draft_state(project))
+
+    assert stored.documents["labels"] == in_memory.documents["labels"]
+    moved = {label["id"]: label for label in in_memory.documents["labels"]}
+    assert (moved[label_id]["cluster"], moved[label_id]["parent"]) == (cluster, parent)
+    children = [lid for lid, label in moved.items() if label["parent"] == label_id]
+    assert all(moved[c]["cluster"] == cluster for c in children)  # the subtree follows
+    assert changeset_apply(in_memory.state, ops).effects == []  # applied twice: nothing the second time
+
+
+def test_label_move_refuses_a_parent_of_another_cluster_or_its_own_descendant(tmp_path, fresh_snapshots):
+    from review.changeset import LabelMove
+    from review.changeset_apply import ChangesetConflict, changeset_apply
+
+    project, release = _release(tmp_path, days_ago=1)
+    state = _active_state(project).state
+
+    with pytest.raises(ChangesetConflict, match="lives in"):
+        changeset_apply(state, (LabelMove("L00005", "billing", "L00003"),))
+    with pytest.raises(ChangesetConflict, match="descendant"):
+        changeset_apply(state, (LabelMove("L00001", "billing", "L00002"),))
+
+
+def test_a_label_move_the_taxonomy_forbids_is_found_by_replay_and_refused_by_the_services(
+    tmp_path, fresh_snapshots
+):
+    from arg_platform.errors import RuleViolation
+    from ontology.releases import draft_state
+    from review.changeset import LabelMove
+    from review.changeset_apply import KnowledgeState, changeset_apply
+    from review.loop.application import effects_write
+    from review.loop.shadow import shadow_violations
+
+    project, release = _release(tmp_path, days_ago=1)
+    ops = (LabelMove("L00001", "access", "L00003"),)  # its child L00002 is incompatible with L00003
+
+    in_memory = changeset_apply(_active_state(project).state, ops)
+    assert any(v.rule == "taxonomy.incompatible_lineage" for v in shadow_violations(in_memory))
+    on_draft = changeset_apply(KnowledgeState(*draft_state(project)), ops)
+    with pytest.raises(RuleViolation, match="incompatible_lineage"):
+        effects_write(project=project, actor=None, effects=on_draft.effects, reason="test")

@@ -154,6 +154,7 @@ def _log(
     user: str = "u1",
     kind: str = "INFO",
     details: dict | None = None,
+    path: tuple[str, ...] = (),
 ) -> Any:
     from inference.models import InferenceLog
 
@@ -168,7 +169,7 @@ def _log(
         context={"user_id": user},
         labels_final=list(labels),
         landing={"node_start": target, "candidates": [[target, 0.8]]},
-        path_nodes=[target],
+        path_nodes=list(path or (target,)),
         target_node=target,
         outcome_kind=kind,
         outcome_status=status,
@@ -564,3 +565,49 @@ def test_a_label_move_the_taxonomy_forbids_is_found_by_replay_and_refused_by_the
     on_draft = changeset_apply(KnowledgeState(*draft_state(project)), ops)
     with pytest.raises(RuleViolation, match="incompatible_lineage"):
         effects_write(project=project, actor=None, effects=on_draft.effects, reason="test")
+
+
+def test_alias_traffic_counts_requests_still_served_by_the_old_node_and_memory_reads_through_its_alias(
+    tmp_path, fresh_snapshots
+):
+    from review.loop.collection import collect
+    from review.loop.generators.base import GeneratorContext
+    from review.loop.generators.lifecycle import alias_traffic
+    from review.loop.params import loop_params
+
+    project, release = _release(tmp_path, days_ago=10)
+    now = timezone.now()
+    _ordinary_traffic(project, release)
+    _log(project, release, prompt="old invoices page", target="N-old-invoices", at=now - timedelta(days=1))
+    _log(  # a pinned client whose route passed through the old node
+        project,
+        release,
+        prompt="monthly invoices",
+        target="N-invoice-download",
+        at=now - timedelta(days=3),
+        path=("N-old-invoices", "N-invoice-download"),
+    )
+    _log(project, release, prompt="an old one", target="N-old-invoices", at=now - timedelta(days=9))  # before
+    for _ in range(2):
+        _log(
+            project,
+            release,
+            prompt="what did I note about invoices",
+            target="N-invoice-download",
+            at=now - timedelta(days=2),
+            kind="MEMORY",
+            status="MEMORY",
+            details={"memory": {"read": {"items": [{"node_id": "N-old-invoices", "redirected": True}]}}},
+        )
+    base = _active_state(project)
+    context = GeneratorContext(
+        project=project,
+        base=base,
+        collection=collect(project=project, node_ids=base.arrays.node_ids, window_days=10),
+        params=loop_params(),
+        seed=1,
+    )
+
+    traffic = alias_traffic(context, ["N-old-invoices"], now - timedelta(days=7))
+
+    assert traffic == {"N-old-invoices": {"served": 2, "memory_reads": 2, "episodes": 0}}

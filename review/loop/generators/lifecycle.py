@@ -56,7 +56,7 @@ from django.db.models import Q
 
 from inference.models import InferenceLog
 from memory.models import EpisodicMemory
-from ontology.models import Release
+from ontology.models import Release, ReleaseBundle
 from review.changeset import AliasSet, EdgeRemove, LabelMove, NodeAttach, NodeDetach, NodeStatusSet, Op
 from review.loop.collection import UnifiedOutcome
 from review.loop.generators.base import Candidate, GeneratorContext, unit
@@ -107,19 +107,21 @@ def _statuses_at(context: GeneratorContext, when: datetime) -> dict[str, str] | 
         return None
     if release.pk == context.base.release.pk:
         return {n.node_id: n.status for n in context.base.graph.nodes}
-    return {n.node_id: n.status for n in BaseRelease.load(release).graph.nodes}
+    try:
+        return {n.node_id: n.status for n in BaseRelease.load(release).graph.nodes}
+    except ReleaseBundle.DoesNotExist:  # a release without its bundle: nothing is known of that time
+        return None
 
 
-def _touching_rows(context: GeneratorContext, node_id: str, since: float) -> np.ndarray:
-    """Rows since ``since`` (epoch s) whose landing point or target is ``node_id`` or whose path has it."""
+def touched_since(context: GeneratorContext, since: float) -> Counter[str]:
+    """Per node id: the rows since ``since`` (epoch s) that landed on it, ended on it or passed through it
+    (each row counted once per node), in one pass over the window."""
     collection = context.collection
-    code = collection.node_code(node_id)
-    if code < 0:
-        return np.zeros(0, dtype=np.int64)
-    recent = collection.created >= since
-    hit = (collection.target == code) | (collection.landing == code)
-    on_path = np.array([code in p for p in collection.paths], dtype=bool)
-    return np.flatnonzero(recent & (hit | on_path))
+    counts: Counter[int] = Counter()
+    for row in np.flatnonzero(collection.created >= since).tolist():
+        codes = {int(collection.landing[row]), int(collection.target[row]), *collection.paths[row]}
+        counts.update(c for c in codes if c >= 0)
+    return Counter({collection.node_names[c]: n for c, n in counts.items()})
 
 
 def _window_end(context: GeneratorContext) -> datetime:
@@ -148,10 +150,12 @@ def generate_obsolescence(context: GeneratorContext) -> list[Candidate]:
     idle_ok = not _clipped(context, params.idle_days, "idle_days")
     before: dict[str, str] | None = None
     door: Counter[str] = Counter()
+    touched: Counter[str] = Counter()
     if idle_ok and collection.size:
         recent = collection.created >= idle_since.timestamp()
         for row in np.flatnonzero(recent).tolist():
             door.update(set(collection.labels[row]))
+        touched = touched_since(context, idle_since.timestamp())
     for node in sorted(active, key=lambda n: n.node_id):
         code = collection.node_code(node.node_id)
         served = np.zeros(0, dtype=np.int64)
@@ -160,10 +164,7 @@ def generate_obsolescence(context: GeneratorContext) -> list[Candidate]:
         candidate = _negatives(context, node, served)
         if candidate is None and idle_ok:
             doors = {lid: door[lid] for lid in node.labels if label_status.get(lid) == "ACTIVE"}
-            if (
-                sum(doors.values()) >= params.min_door_traffic
-                and not _touching_rows(context, node.node_id, idle_since.timestamp()).size
-            ):
+            if sum(doors.values()) >= params.min_door_traffic and not touched[node.node_id]:
                 if before is None:
                     before = _statuses_at(context, idle_since) or {}
                 if before.get(node.node_id) == "ACTIVE":
@@ -299,8 +300,9 @@ def alias_traffic(
     if not wanted:
         return out
     end = _window_end(context)
+    served = touched_since(context, since.timestamp())
     for node_id in wanted:
-        out[node_id]["served"] = int(_touching_rows(context, node_id, since.timestamp()).size)
+        out[node_id]["served"] = int(served[node_id])
     details = InferenceLog.objects.filter(
         project_id=context.project.pk, created_at__gte=since, created_at__lt=end, outcome_kind="MEMORY"
     ).values_list("outcome_details", flat=True)

@@ -121,6 +121,8 @@ EDITABLE: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
     "edge_add": (("weight", "float", "Weight"),),
     "edge_weight": (("weight", "float", "Weight"),),
+    # a re-attached label: the cluster it moves to and the parent there (empty: the cluster's root)
+    "label_move": (("cluster", "text", "Move to cluster"), ("parent", "parent", "Parent LabelID")),
 }
 CSV_HELP = "comma-separated; LabelIDs (L00012) or new:<ref> for a label this proposal adds"
 

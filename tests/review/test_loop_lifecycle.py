@@ -466,12 +466,27 @@ def test_a_label_whose_traffic_sits_in_another_cluster_is_reattached_there_and_p
     assert proposal.evidence["gap_lower"] >= 0.08
     assert proposal.changeset[0]["op"] == "label_move" and proposal.changeset[0]["cluster"] == "access"
     assert proposal.status == "PENDING_REVIEW", proposal.replay.get("bin_reason")
+    # the reviewer may pick another parent: one of another cluster is refused with the reason, nothing lost
+    reviewer = make_user("rhea-reviewer", "reviewer", project)
+    client = api_as(reviewer)
+    page = client.get(f"/p/{project.slug}/review/proposals/{proposal.pk}/edit/").content.decode()
+    assert 'name="op-0-cluster"' in page and 'name="op-0-parent"' in page
+    edit = f"/api/v1/projects/{project.slug}/proposals/{proposal.pk}/edit/"
+    wrong = [dict(proposal.changeset[0], parent="L00001"), *proposal.changeset[1:]]
+    refused = client.post(edit, {"changeset": wrong, "reason": "under Invoices"}, format="json")
+    assert refused.status_code in (400, 409, 422) and "L00001" in refused.content.decode()
+    proposal.refresh_from_db()
+    assert proposal.changeset[0]["parent"] != "L00001" and proposal.status == "PENDING_REVIEW"
+    root = [dict(proposal.changeset[0], parent=None), *proposal.changeset[1:]]
+    edited = client.post(edit, {"changeset": root, "reason": "at the root of Access"}, format="json")
+    assert edited.status_code == 200, edited.content
+    proposal.refresh_from_db()
 
     _approve(api_as, make_user, run_jobs, proposal)
 
     labels = {label["id"]: label for label in _active_state(project).documents["labels"]}
     assert labels["L00005"]["cluster"] == "access"
-    assert labels["L00005"]["parent"] == proposal.changeset[0]["parent"]
+    assert labels["L00005"]["parent"] is None
     assert Label.objects.get(project=project, label_id="L00005").cluster.key == "access"  # the draft too
     node = _active_state(project).nodes["N-password-reset"]
     assert "access" in node.clusters and "billing" not in node.clusters

@@ -153,15 +153,20 @@ def _patterns(project: Project, units: list[InfoUnit], stats: Counter[str]) -> l
         canonicals = _canonicals(project, key, members)
         vectors = np.stack([_vector(u) for u in members])
         free = [True] * len(members)
+        by_digest: dict[str, list[int]] = {}
+        for j, canonical in enumerate(canonicals):
+            by_digest.setdefault(canonical.digest, []).append(j)
         for i, leader in enumerate(members):
             if not free[i]:
                 continue
             free[i] = False
             pattern = [leader]
-            for j in range(i + 1, len(members)):
-                if not free[j]:
+            cosines = vectors @ vectors[i]  # one product per leader; the comparator only in the grey zone up
+            near = np.flatnonzero(cosines >= DEFAULT_PARAMS.grey).tolist()
+            for j in sorted(set(near) | set(by_digest[canonicals[i].digest])):
+                if j <= i or not free[j]:
                     continue
-                verdict = _same_fact(canonicals[i], canonicals[j], float(vectors[i] @ vectors[j]))
+                verdict = _same_fact(canonicals[i], canonicals[j], float(cosines[j]))
                 if verdict == Verdict.SAME:
                     free[j] = False
                     pattern.append(members[j])
@@ -245,6 +250,9 @@ def _representative(pattern: _Pattern) -> InfoUnit | None:
 def _consolidate_one(
     project: Project, pattern: _Pattern, params: ConsolidationParams, stats: Counter[str]
 ) -> None:
+    if not pattern.candidates and sum(u.evidence_count for u in pattern.units) < params.min_sessions:
+        stats["skipped_unstable"] += 1  # fewer episodes than sessions needed (most one-off facts): no query
+        return
     support = _support(pattern.units)
     stable = support["sessions"] >= params.min_sessions and support["span_hours"] >= params.min_span_hours
     if not stable and not pattern.candidates:

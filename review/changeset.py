@@ -13,12 +13,12 @@ publishes the release built exactly as the shadow was (step E, ``review.loop.app
 Operations (``op`` names in brackets):
 
 ``NodeAdd`` [node_add]
-    Create an ACTIVE node. Split children and semantic nodes promoted from memory are created this way,
-    *before* anything is deprecated (children first). ``labels`` may name a label created earlier in
-    the same changeset as ``new:<ref>``.
+    Create an ACTIVE node with all its content (title, chunk, description, staff notes, attachments,
+    Action fields). Split children, the merged node AB of a merge and semantic nodes promoted from
+    memory are created this way, *before* anything is deprecated (children first). ``labels`` may name
+    a label created earlier in the same changeset as ``new:<ref>``.
 ``NodeContentSet`` [node_content]
-    Overwrite a node's title, chunk, risk or preconditions (``None`` keeps the field). A merge survivor
-    takes the highest risk and the union of the preconditions, so no check is dropped.
+    Overwrite a node's title, chunk, risk or preconditions (``None`` keeps the field).
 ``NodeAttach`` / ``NodeDetach`` [node_attach / node_detach]
     Add or remove node ↔ label (LabelIDs or ``new:<ref>``) and node ↔ cluster attachments.
 ``NodeStatusSet`` [node_status]
@@ -32,7 +32,8 @@ Operations (``op`` names in brackets):
 ``EdgeRemove`` [edge_remove]
     Delete an edge.
 ``AliasSet`` [alias_set]
-    Write the split/merge redirection A → {B, C} (§3.5.5) that alias-safe MemoryRead follows.
+    Write the split/merge redirection (§3.5.5) that alias-safe MemoryRead follows: split A → {B, C};
+    merge A → {AB} and B → {AB}.
 ``LabelAdd`` [label_add]
     Child-label-first taxonomy addition (§3.2.4.1): a new label under ``parent`` in ``cluster``. Its
     LabelID is issued only when it is applied (LabelIDs are never reused), so other operations of the
@@ -87,7 +88,9 @@ def is_new_label(ref: str) -> bool:
 
 @dataclass(frozen=True)
 class NodeAdd:
-    """Create an ACTIVE node (children first for a split; InfoUnit-first semantic node)."""
+    """Create an ACTIVE node (children first for a split; the merged node AB; InfoUnit-first semantic
+    node). ``chunk`` is the client text, ``description`` and ``staff_notes`` the curators' and staff's
+    texts (``ontology.store.port.NodeData``)."""
 
     op: ClassVar[str] = "node_add"
     node_id: str
@@ -100,6 +103,8 @@ class NodeAdd:
     preconditions: tuple[str, ...] = ()
     parameters: tuple[ParameterSpec, ...] = ()
     handler: str = ""
+    description: str = ""
+    staff_notes: str = ""
 
     def identity(self) -> list[Any]:
         return [self.op, self.node_id, self.type, sorted(self.labels), sorted(self.clusters)]
@@ -242,7 +247,7 @@ class EdgeRemove:
 
 @dataclass(frozen=True)
 class AliasSet:
-    """Write the redirection ``source`` → ``targets`` (split A → {B, C}; merge B → {A})."""
+    """Write the redirection ``source`` → ``targets`` (split A → {B, C}; merge A → {AB}, B → {AB})."""
 
     op: ClassVar[str] = "alias_set"
     source: str

@@ -345,6 +345,8 @@ class _Interpreter:
             preconditions=op.preconditions,
             parameters=op.parameters,
             handler=op.handler,
+            description=op.description,
+            staff_notes=op.staff_notes,
         )
         current = self.nodes.get(op.node_id)
         if current is not None:

@@ -9,17 +9,19 @@ compares the graph before and after a changeset and reports, as ``Violation`` ro
     check), from a node that could not reach it so before (path length plays no part: a shortcut that
     only shortens an existing unguarded route is not a bypass). Guarded nodes within ``hops`` moves
     downstream of the changed nodes are examined. Nodes are compared through their lineage: a split
-    child stands for its parent, a merge survivor for itself and the duplicates merged into it.
+    child stands for its parent, a merged node for the nodes merged into it (a merge A + B → AB writes
+    the aliases A → (AB,) and B → (AB,); an alias with one target is read as a merge into it, one with
+    several new targets as a split).
 ``integrity.requirement_lost``
     A guarded node lost a REQUIRES edge: its requirement was merged into it, deprecated, or removed
     without a redirection to a live node that it still requires.
 ``integrity.risk_lowered``
-    A merge survivor carries a lower risk than one of the nodes merged into it.
+    A merged node carries a lower risk than one of the nodes merged into it.
 ``integrity.type_family``
     A merge fuses an Action with a non-Action node (an informational landing would execute).
 ``integrity.policy_exposure``
-    A merge survivor is admitted by a policy that did not admit one of the merged nodes (their content
-    would reach a role that could not see it).
+    A merged node is admitted by a policy that did not admit one of the nodes merged into it (their
+    content would reach a role that could not see it).
 
 The checks read graphs and policy documents only, so the merge generator runs them before proposing
 (refusing unsafe merges) and the lifecycle application runs them on the draft after applying a
@@ -47,9 +49,10 @@ MAX_VISITED = 200_000
 
 @dataclass(frozen=True)
 class Lineage:
-    """Where the nodes of the after-graph come from: split children → parent, survivor → merged group."""
+    """Where the nodes of the after-graph come from: split children → parent, merged node → the nodes
+    merged into it."""
 
-    merged_into: Mapping[str, str]  # duplicate → survivor
+    merged_into: Mapping[str, str]  # merged node (A or B) → the node it lives on in (AB)
     split_children: Mapping[str, tuple[str, ...]]  # parent → children
 
     @classmethod
@@ -61,10 +64,10 @@ class Lineage:
         for op in ops:
             if not isinstance(op, AliasSet):
                 continue
-            if set(op.targets) <= added:
-                split[op.source] = tuple(op.targets)
-            elif len(op.targets) == 1:
+            if len(op.targets) == 1:
                 merged[op.source] = op.targets[0]
+            elif set(op.targets) <= added:
+                split[op.source] = tuple(op.targets)
         return cls(merged_into=merged, split_children=split)
 
     def origins(self, node_id: str) -> set[str]:
@@ -157,35 +160,40 @@ def integrity_violations(
         changed |= op.nodes()
     changed |= set(lineage.merged_into) | set(lineage.merged_into.values())
 
-    for dup, survivor in sorted(lineage.merged_into.items()):
-        a, s_before, s_after = old.nodes.get(dup), old.nodes.get(survivor), new.nodes.get(survivor)
-        if a is None or s_before is None or s_after is None:
+    groups: dict[str, list[str]] = {}  # the node merged into → the nodes merged into it
+    for source, into in sorted(lineage.merged_into.items()):
+        groups.setdefault(into, []).append(source)
+    for into, sources in sorted(groups.items()):
+        merged_node = new.nodes.get(into)
+        # a node that already existed (obsolescence with a replacement) is part of its own group
+        members = [old.nodes[n] for n in [*([into] if into in old.nodes else []), *sources] if n in old.nodes]
+        if merged_node is None or not members:
             continue
-        if (a.type in ACTION_TYPES) != (s_before.type in ACTION_TYPES):
+        merged = " + ".join(f"{n.node_id} ({n.type})" for n in members)
+        if len({n.type in ACTION_TYPES for n in [*members, merged_node]}) > 1:
             out.append(
                 Violation(
                     "integrity.type_family",
-                    f"merging {dup} ({a.type}) into {survivor} ({s_before.type}) fuses an Action with a "
-                    "non-Action node",
+                    f"merging {merged} into {into} ({merged_node.type}) fuses an Action with a non-Action node",
                     "changeset",
                 )
             )
-        floor = max(RISK_ORDER.get(a.risk, 0), RISK_ORDER.get(s_before.risk, 0))
-        if RISK_ORDER.get(s_after.risk, 0) < floor:
+        floor = max(RISK_ORDER.get(n.risk, 0) for n in members)
+        if RISK_ORDER.get(merged_node.risk, 0) < floor:
             out.append(
                 Violation(
                     "integrity.risk_lowered",
-                    f"{survivor} would carry risk {s_after.risk}, lower than the merged nodes' highest risk",
+                    f"{into} would carry risk {merged_node.risk}, lower than the merged nodes' highest risk",
                     "changeset",
                 )
             )
         if documents is not None:
             for policy in _policies(documents):
-                if _admitted(s_after, policy) and not (_admitted(a, policy) and _admitted(s_before, policy)):
+                if _admitted(merged_node, policy) and not all(_admitted(n, policy) for n in members):
                     out.append(
                         Violation(
                             "integrity.policy_exposure",
-                            f"merging {dup} into {survivor} exposes content to policy {policy.key!r}",
+                            f"merging {merged} into {into} exposes content to policy {policy.key!r}",
                             "changeset",
                         )
                     )

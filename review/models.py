@@ -17,7 +17,7 @@ class ProposalKind(models.TextChoices):
     """What a proposal changes (§3 step B)."""
 
     SPLIT = "SPLIT"  # one node serves several intents: children first, parent → DEPRECATED
-    MERGE = "MERGE"  # duplicate nodes: survivor keeps, the other → DEPRECATED + alias
+    MERGE = "MERGE"  # duplicate nodes A + B → new node AB; A, B → DEPRECATED + aliases to AB
     EDGE_ADD = "EDGE_ADD"  # co-activation / detour shortcut
     EDGE_WEIGHT = "EDGE_WEIGHT"  # a weight learned from outcomes
     EDGE_INHIBIT = "EDGE_INHIBIT"  # stale or harmful edge → inhibitory / removed

@@ -23,8 +23,9 @@ Lifecycle rules are carried by the changesets the generators write (``review.cha
 
 * split N → {N1, N2}: children created first, edges redistributed or conditionally duplicated onto
   them, N moved to DEPRECATED (not removed: observation window), redirection N → (N1, N2);
-* merge B into A: A takes the union of the attachments, the highest risk and every precondition, B's
-  edges are re-pointed to A, B moved to DEPRECATED, redirection B → (A,); the integrity test must pass;
+* merge A + B → AB: AB created with the merged content, the union of the attachments and every
+  precondition, the highest risk and A's and B's edges re-pointed to it; A and B moved to DEPRECATED,
+  redirections A → (AB,) and B → (AB,); the integrity test must pass;
 * obsolescence: N moved to DEPRECATED with its reason (and a redirection when a replacement exists);
 * removal: a DEPRECATED node past its observation window with no alias traffic moved to REMOVED, its
   edges removed first and redirections that pointed to it re-pointed to where it redirects;

@@ -12,7 +12,7 @@ as dry runs and every replay happens inside a rolled-back transaction.
 the pipeline answers, not what the user would say. The outcome is therefore *estimated*:
 
 1. the same target as logged → the logged outcome (same answer, same reaction);
-2. a node that lives on the logged target (split child, merge survivor) and a logged CONFIRMED outcome
+2. a node that lives on the logged target (split child, merged node) and a logged CONFIRMED outcome
    → still CONFIRMED (the confirmed content is kept);
 3. another existing node → the outcomes of the ``knn_k`` most similar logged prompts (cosine ≥
    ``knn_cosine``) that ended on that node, when at least ``knn_min`` exist;

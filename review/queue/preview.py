@@ -160,6 +160,8 @@ def _node_fields(node: NodeData) -> dict[str, Any]:
     return {
         "title": node.title,
         "chunk": node.chunk,
+        "description": node.description,
+        "staff_notes": node.staff_notes,
         "risk": node.risk,
         "status": node.status,
         "labels": list(node.labels),
@@ -183,7 +185,7 @@ def _node_changes(
         a, b = _node_fields(old), _node_fields(new)
         groups = (
             ("status", ("status",)),
-            ("content", ("title", "chunk", "risk", "preconditions")),
+            ("content", ("title", "chunk", "description", "staff_notes", "risk", "preconditions")),
             ("attachments", ("labels", "clusters")),
         )
         for change, keys in groups:

@@ -54,7 +54,7 @@ def test_pack_publish_infer_apply_publish_rollback_export(app_store: Any, token_
     release = proposal_apply(proposal=proposal, actor=None)
     assert release.version == 2
     assert app_store.get_node(project.pk, DUPLICATE).status == "DEPRECATED"
-    assert app_store.resolve_alias(project.pk, DUPLICATE) == (SURVIVOR,)
+    assert app_store.resolve_alias(project.pk, DUPLICATE) == (f"{SURVIVOR}.m1",)  # A + B → AB
     assert _infer(client, "how do I renew my TLS certificate")["release"]["version"] == 2
 
     call_command("activate_release", "acme-support", "1", "--reason", "roll back", stdout=StringIO())

@@ -101,24 +101,26 @@ def test_split_publishes_children_first_with_aliases_and_matches_its_shadow(demo
 
 
 @pytest.mark.django_db
-def test_merge_moves_the_duplicate_into_the_survivor_and_publishes(demo_release, stored_proposal):
+def test_merge_creates_the_merged_node_retires_both_and_publishes(demo_release, stored_proposal):
     from ontology.releases import release_snapshot
     from ontology.store import get_graph_store
     from review.loop.application import proposal_apply
 
     project, base = demo_release
     store = get_graph_store()
-    duplicate_sources = {e.source for e in store.neighbours(project.pk, DUPLICATE, "in")} - {SURVIVOR}
-    duplicate_labels = set(store.get_node(project.pk, DUPLICATE).labels)
+    merged = f"{SURVIVOR}.m1"
+    sources = {e.source for n in (SURVIVOR, DUPLICATE) for e in store.neighbours(project.pk, n, "in")}
+    labels = {label for n in (SURVIVOR, DUPLICATE) for label in store.get_node(project.pk, n).labels}
     merge = stored_proposal(project, base, "MERGE", _merge_ops(project), status="APPROVED")
 
     release = proposal_apply(proposal=merge, actor=None)
 
     snapshot = release_snapshot(release=release)
-    assert snapshot.node(DUPLICATE).status == "DEPRECATED"
-    assert snapshot.resolve_alias(DUPLICATE) == (SURVIVOR,)
-    assert duplicate_labels <= set(store.get_node(project.pk, SURVIVOR).labels)
-    assert duplicate_sources <= {e.source for e in store.neighbours(project.pk, SURVIVOR, "in")}
+    assert snapshot.node(SURVIVOR).status == snapshot.node(DUPLICATE).status == "DEPRECATED"
+    assert snapshot.node(merged).status == "ACTIVE"
+    assert snapshot.resolve_alias(SURVIVOR) == snapshot.resolve_alias(DUPLICATE) == (merged,)
+    assert set(store.get_node(project.pk, merged).labels) == labels
+    assert {e.source for e in store.neighbours(project.pk, merged, "in")} == sources - {SURVIVOR, DUPLICATE}
     merge.refresh_from_db()
     assert merge.status == "APPLIED" and merge.applied_release_id == release.pk
 

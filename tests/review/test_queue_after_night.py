@@ -16,6 +16,7 @@ def test_a_reviewer_approves_the_nights_split_and_merge_and_the_release_routes_a
     from bench.simulation.runner import simulate
     from inference.models import InferenceLog
     from ontology.models import Release
+    from ontology.store import get_graph_store
     from review.models import Proposal
     from taxonomy.models import Role
 
@@ -25,6 +26,11 @@ def test_a_reviewer_approves_the_nights_split_and_merge_and_the_release_routes_a
     merge = Proposal.objects.get(project=project, kind="MERGE", status="PENDING_REVIEW")
     predicted = {r["prompt"]: r["after"] for r in split.replay["rerouted"] + merge.replay["rerouted"]}
     assert predicted and all(predicted.values())
+    # the merge creates a new node AB with both nodes' content; replay sends their requests to it
+    merged, pair = merge.evidence["merged_node"], (merge.evidence["survivor"], merge.evidence["duplicate"])
+    (added,) = [op for op in merge.changeset if op["op"] == "node_add"]
+    assert added["node_id"] == merged and merged not in pair
+    assert {r["after"] for r in merge.replay["rerouted"]} == {merged}
     base_version = Release.objects.get(project=project, is_active=True).version
     client = api_as(make_user("rae-reviewer", "reviewer", project))
     api = f"/api/v1/projects/{SLUG}/proposals/"
@@ -42,6 +48,10 @@ def test_a_reviewer_approves_the_nights_split_and_merge_and_the_release_routes_a
     applied = client.get(queued["Location"]).json()
     assert (applied["status"], applied["result"]["release"]) == ("SUCCEEDED", base_version + 1)
     assert sorted(applied["result"]["applied"]) == sorted([split.pk, merge.pk])
+    store = get_graph_store()
+    assert store.get_node(project.pk, merged).chunk == added["chunk"]  # the approved payload, as is
+    assert [store.get_node(project.pk, n).status for n in pair] == ["DEPRECATED", "DEPRECATED"]
+    assert [store.resolve_alias(project.pk, n) for n in pair] == [(merged,), (merged,)]
     role = Role.objects.get(project=project, key="member")
     client_app = token_client(project, role=role)
     for prompt, expected in predicted.items():

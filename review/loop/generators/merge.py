@@ -26,58 +26,170 @@ A pair (A, B) of ACTIVE nodes of the same type family is proposed when
   unreachable pairs, a floor of ``fgw_alpha / 2`` whatever their content — so their check is the
   content term alone (the Wasserstein cost of folding one embedding onto the other).
 
-The survivor is the node with more landings (then more in-edges, then the smaller id). The changeset
-(§3.5.2, the contract's "survivor keeps"): the survivor takes the union of the attachments, the highest
-risk and every precondition; the duplicate's in- and out-edges are re-pointed to the survivor (no
-self-loop, existing edges kept); the duplicate → DEPRECATED; redirection duplicate → (survivor,).
+The *survivor* is the node with more landings (then more in-edges, then the smaller id); the other is
+the *duplicate*. The survivor only orders the merged content: the changeset (§3.5.2 "A + B → AB")
+creates a new node **AB** and retires both —
+
+1. ``node_add`` AB (``merged_node``): id ``<survivor id>.m1`` (made as a split child's id; ``.m1a``,
+   ``.m1b``… when taken); the survivor's type and title; chunk, description and staff notes each the
+   survivor's text followed by the duplicate's sentences it does not already contain (case and
+   spacing ignored; a sentence that no longer fits the field's limit is left out); the union of the
+   labels, clusters and preconditions (survivor's first); the highest risk; an Action's parameters
+   united by name and the survivor's handler (the duplicate's when the survivor has none);
+2. ``edge_add`` for every edge of A or B re-pointed to AB (``merged_edges``): an edge between A and B
+   becomes a self-loop and is dropped; edges that collapse onto the same (source, target, type) keep
+   the highest weight — unless one of them is inhibitory, then the most inhibitory (a veto is never
+   lost); the survivor's edge wins a tie;
+3. ``node_status`` A and B → DEPRECATED (observation window; their own edges stay, unused);
+4. ``alias_set`` A → (AB,) and B → (AB,): MemoryRead and old references follow them.
+
+The proposal stores this changeset — AB's full content included — and approval applies exactly it;
+nothing is recomputed at apply time. The FGW check compares the pair's neighbourhood with the
+neighbourhood where A and B are one node whose feature is the unit centroid of their embeddings (AB
+carries both contents).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 
 from arg_platform.errors import Violation
-from ontology.store.port import GraphData, NodeData
-from review.changeset import RISK_ORDER, AliasSet, EdgeAdd, NodeAttach, NodeContentSet, NodeStatusSet, Op
+from ontology.store.port import EdgeData, GraphData, NodeData
+from review.changeset import RISK_ORDER, AliasSet, EdgeAdd, NodeAdd, NodeStatusSet, Op
 from review.changeset_apply import ChangesetConflict, changeset_apply
 from review.integrity import ACTION_TYPES, integrity_violations
-from review.loop.generators.base import Candidate, GeneratorContext, unit
+from review.loop.generators.base import Candidate, GeneratorContext, sentences, unit
 
 NAME = "merge"
-VERSION = "2"
+VERSION = "3"
 COMPETING_LABELS = 3
 MERGEABLE_EXCLUDED = frozenset({"OutOfScope"})
 
 
-def merge_changeset(graph: GraphData, survivor: str, duplicate: str, *, reason: str) -> tuple[Op, ...]:
-    """The lifecycle of a merge of ``duplicate`` into ``survivor`` (see the module doc)."""
+MERGED_SUFFIX = ".m1"
+TEXT_LIMITS = {"chunk": 10_000, "description": 2_000, "staff_notes": 10_000}  # the ontology's field limits
+
+
+def merged_node_id(survivor: str, taken: Collection[str]) -> str:
+    """AB's node id: the survivor's id (its first 120 characters) + ``.m1``, made as a split child's id
+    (``.m1a``, ``.m1b``… then ``.m1-28``… while the id is taken by a node or an alias)."""
+    base = f"{survivor[:120]}{MERGED_SUFFIX}"
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}{chr(ord('a') + n - 2)}" if n <= 27 else f"{base}-{n}"
+    return candidate
+
+
+def _taken(graph: GraphData) -> set[str]:
+    return {n.node_id for n in graph.nodes} | {a.source for a in graph.aliases}
+
+
+def _sentence_key(sentence: str) -> str:
+    return " ".join(sentence.casefold().split()).rstrip(".!?")
+
+
+def merged_text(first: str, second: str, limit: int) -> str:
+    """``first``, then each sentence of ``second`` that ``first`` does not contain (case and spacing
+    ignored), in order, as long as the result stays within ``limit`` characters."""
+    out = first.strip()
+    seen = {_sentence_key(x) for x in sentences(out)}
+    for sentence in sentences(second):
+        key = _sentence_key(sentence)
+        if not key or key in seen:
+            continue
+        joined = f"{out} {sentence}" if out else sentence
+        if len(joined) > limit:
+            continue
+        out = joined
+        seen.add(key)
+    return out[:limit]
+
+
+def merged_node(survivor: NodeData, duplicate: NodeData, node_id: str) -> NodeData:
+    """AB: the content of ``survivor`` and ``duplicate`` merged (see the module doc, step 1)."""
+    risk = max(survivor.risk, duplicate.risk, key=lambda r: RISK_ORDER.get(r, 0))
+    parameters = {p.name: p for p in duplicate.parameters} | {p.name: p for p in survivor.parameters}
+    names = list(
+        dict.fromkeys([*(p.name for p in survivor.parameters), *(p.name for p in duplicate.parameters)])
+    )
+    return NodeData(
+        node_id=node_id,
+        type=survivor.type,
+        title=survivor.title,
+        chunk=merged_text(survivor.chunk, duplicate.chunk, TEXT_LIMITS["chunk"]),
+        description=merged_text(survivor.description, duplicate.description, TEXT_LIMITS["description"]),
+        staff_notes=merged_text(survivor.staff_notes, duplicate.staff_notes, TEXT_LIMITS["staff_notes"]),
+        risk=risk,
+        labels=tuple(dict.fromkeys([*survivor.labels, *duplicate.labels])),
+        clusters=tuple(dict.fromkeys([*survivor.clusters, *duplicate.clusters])),
+        preconditions=tuple(dict.fromkeys([*survivor.preconditions, *duplicate.preconditions])),
+        parameters=tuple(parameters[name] for name in names),
+        handler=survivor.handler or duplicate.handler,
+    )
+
+
+def _stronger(kept: EdgeData, other: EdgeData) -> EdgeData:
+    """Of two edges collapsing onto one key: the most inhibitory when either is a veto, else the
+    highest weight; ``kept`` on a tie."""
+    if min(kept.weight, other.weight) <= -0.01:
+        return other if other.weight < kept.weight else kept
+    return other if other.weight > kept.weight else kept
+
+
+def merged_edges(graph: GraphData, survivor: str, duplicate: str, node_id: str) -> list[EdgeData]:
+    """Every edge of ``survivor`` or ``duplicate`` re-pointed to ``node_id`` (module doc, step 2)."""
+    pair = (survivor, duplicate)
+    out: dict[tuple[str, str, str], EdgeData] = {}
+    for owner in pair:  # the survivor's edges first: they win ties
+        for e in sorted(graph.edges, key=lambda e: e.key):
+            if owner not in (e.source, e.target) or (owner == duplicate and survivor in (e.source, e.target)):
+                continue
+            source = node_id if e.source in pair else e.source
+            target = node_id if e.target in pair else e.target
+            if source == target:
+                continue
+            moved = EdgeData(source, target, e.type, e.weight, e.semantics)
+            out[moved.key] = _stronger(out[moved.key], moved) if moved.key in out else moved
+    return [out[key] for key in sorted(out)]
+
+
+def merge_changeset(
+    graph: GraphData, survivor: str, duplicate: str, *, reason: str, merged_id: str | None = None
+) -> tuple[Op, ...]:
+    """The lifecycle of a merge A + B → AB (§3.5.2; see the module doc): AB created with the merged
+    content, A's and B's edges re-pointed to it, A and B DEPRECATED, aliases A → AB and B → AB.
+
+    ``merged_id`` defaults to ``merged_node_id`` over the graph's node ids and alias sources."""
     nodes = {n.node_id: n for n in graph.nodes}
-    s, a = nodes[survivor], nodes[duplicate]
-    existing = {e.key for e in graph.edges}
-    ops: list[Op] = []
-    new_labels = tuple(x for x in a.labels if x not in s.labels)
-    new_clusters = tuple(x for x in a.clusters if x not in s.clusters)
-    if new_labels or new_clusters:
-        ops.append(NodeAttach(survivor, labels=new_labels, clusters=new_clusters))
-    risk = max(s.risk, a.risk, key=lambda r: RISK_ORDER.get(r, 0))
-    preconditions = tuple(dict.fromkeys([*s.preconditions, *a.preconditions]))
-    if risk != s.risk or preconditions != s.preconditions:
-        ops.append(NodeContentSet(survivor, risk=risk, preconditions=preconditions))
-    for e in sorted(graph.edges, key=lambda e: e.key):
-        if e.target == duplicate and e.source != survivor:
-            key = (e.source, survivor, e.type)
-            if key not in existing:
-                ops.append(EdgeAdd(e.source, survivor, e.type, e.weight, e.semantics))
-                existing.add(key)
-        elif e.source == duplicate and e.target != survivor:
-            key = (survivor, e.target, e.type)
-            if key not in existing:
-                ops.append(EdgeAdd(survivor, e.target, e.type, e.weight, e.semantics))
-                existing.add(key)
-    ops.append(NodeStatusSet(duplicate, "DEPRECATED", reason))
-    ops.append(AliasSet(duplicate, (survivor,), reason))
+    if merged_id is None:
+        merged_id = merged_node_id(survivor, _taken(graph))
+    ab = merged_node(nodes[survivor], nodes[duplicate], merged_id)
+    ops: list[Op] = [
+        NodeAdd(
+            node_id=ab.node_id,
+            type=ab.type,
+            title=ab.title,
+            chunk=ab.chunk,
+            risk=ab.risk,
+            labels=ab.labels,
+            clusters=ab.clusters,
+            preconditions=ab.preconditions,
+            parameters=ab.parameters,
+            handler=ab.handler,
+            description=ab.description,
+            staff_notes=ab.staff_notes,
+        )
+    ]
+    ops += [
+        EdgeAdd(e.source, e.target, e.type, e.weight, e.semantics)
+        for e in merged_edges(graph, survivor, duplicate, merged_id)
+    ]
+    ops += [NodeStatusSet(node, "DEPRECATED", reason) for node in (survivor, duplicate)]
+    ops += [AliasSet(node, (merged_id,), reason) for node in (survivor, duplicate)]
     return tuple(ops)
 
 
@@ -123,8 +235,10 @@ def fgw_distance(
     duplicate: str,
     *,
     alpha: float,
+    merged_vector: np.ndarray | None = None,
 ) -> tuple[float, int, float]:
-    """FGW distance between the pair's neighbourhood and its fused version.
+    """FGW distance between the pair's neighbourhood and its fused version, where the two are one node
+    with the feature ``merged_vector`` (default: the survivor's embedding).
 
     Returns (distance, neighbourhood size, structure weight applied = ``alpha`` × edge density).
     """
@@ -164,7 +278,8 @@ def fgw_distance(
 
     c1, c2 = distances(g1, nodes), distances(g2, nodes2)
     x1 = np.array([vectors[n] for n in nodes], dtype=np.float64)
-    x2 = np.array([vectors[n] for n in nodes2], dtype=np.float64)
+    fused = vectors[survivor] if merged_vector is None else merged_vector
+    x2 = np.array([fused if n == survivor else vectors[n] for n in nodes2], dtype=np.float64)
     m = ((x1[:, None, :] - x2[None, :, :]) ** 2).sum(-1)
     p = ot.unif(len(nodes))
     q = np.array([2.0 if n == survivor else 1.0 for n in nodes2])  # the fused node carries both masses
@@ -292,8 +407,12 @@ def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> C
         return (-(metrics.landings if metrics else 0), -in_degree.get(n.node_id, 0), n.node_id)
 
     survivor, duplicate = sorted([a, b], key=rank)
-    reason = f"merged by the offline loop into {survivor.node_id} (duplicate content and usage)"
-    ops = merge_changeset(base.graph, survivor.node_id, duplicate.node_id, reason=reason)
+    merged_id = merged_node_id(survivor.node_id, _taken(base.graph))
+    reason = (
+        f"merged by the offline loop: {survivor.node_id} + {duplicate.node_id} → {merged_id} "
+        "(duplicate content and usage)"
+    )
+    ops = merge_changeset(base.graph, survivor.node_id, duplicate.node_id, reason=reason, merged_id=merged_id)
     try:
         applied = changeset_apply(base.state, ops)
     except ChangesetConflict:
@@ -302,7 +421,12 @@ def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> C
     if violations:
         return None
     fgw, size, weight = fgw_distance(
-        base.graph, vectors, survivor.node_id, duplicate.node_id, alpha=params.fgw_alpha
+        base.graph,
+        vectors,
+        survivor.node_id,
+        duplicate.node_id,
+        alpha=params.fgw_alpha,
+        merged_vector=unit(vectors[survivor.node_id] + vectors[duplicate.node_id]),
     )
     if fgw > params.fgw_epsilon:
         return None
@@ -314,15 +438,16 @@ def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> C
     )
     return Candidate(
         kind="MERGE",
-        title=f"Merge {duplicate.node_id} into {survivor.node_id}",
+        title=f"Merge {survivor.node_id} and {duplicate.node_id} into {merged_id}",
         summary=(
             f"{duplicate.title!r} duplicates {survivor.title!r} (content cosine {content_cos:.2f}); "
-            f"FGW structure distance {fgw:.4f} ≤ {params.fgw_epsilon}"
+            f"FGW structure distance {fgw:.4f} ≤ {params.fgw_epsilon}; both are replaced by {merged_id}"
         ),
         ops=ops,
         evidence={
             "survivor": survivor.node_id,
             "duplicate": duplicate.node_id,
+            "merged_node": merged_id,
             "content_cosine": round(content_cos, 4),
             **usage,
             "fgw": {
@@ -337,5 +462,5 @@ def _consider(context, a, b, content_cos, competitions, in_degree, vectors) -> C
         },
         generator={"name": NAME, "version": VERSION, "params": params.as_json()},
         zone_rows=tuple(int(r) for r in np.sort(zone)),
-        lineage={survivor.node_id: (survivor.node_id, duplicate.node_id)},
+        lineage={merged_id: (survivor.node_id, duplicate.node_id)},
     )

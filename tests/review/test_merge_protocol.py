@@ -158,6 +158,21 @@ def test_the_integrity_test_guards_the_merged_node():
     assert "integrity.risk_lowered" in _violations(GUARDED, lowered)
 
 
+def test_the_fgw_check_folds_a_and_b_onto_ab_s_content():
+    import numpy as np
+
+    from review.loop.generators.merge import fgw_distance
+
+    a, b = np.array([1.0, 0.0, 0.0]), np.array([0.6, 0.8, 0.0])
+    ab = (a + b) / np.linalg.norm(a + b)  # the feature of the fused node: the centroid of the contents
+    graph = GraphData(nodes=(_node("A"), _node("B")))
+
+    distance, size, weight = fgw_distance(graph, {"A": a, "B": b}, "A", "B", alpha=0.5, merged_vector=ab)
+
+    assert (size, weight) == (2, 0.0)  # no structure: the content term alone
+    assert distance == pytest.approx(0.5 * ((a - ab) ** 2).sum() + 0.5 * ((b - ab) ** 2).sum())
+
+
 # --- end to end: the proposal page, the review API, publication, inference, memory ---------------------
 
 

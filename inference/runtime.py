@@ -44,6 +44,7 @@ from inference.steps.policy_manager import (
     compile_policy,
     term_regex,
 )
+from inference.steps.products import declared_products
 from inference.steps.weaver import weaver_index_for
 from memory.lexicon import lexicon
 from memory.pii import redact_text
@@ -51,6 +52,8 @@ from ontology.graph_arrays import NODE_TYPE_CODE
 from ontology.graph_snapshot import GraphSnapshot
 from ontology.models import Release
 from ontology.snapshot_registry import registry
+from projects.models import Project
+from taxonomy.term_guard import routing_term_texts
 from taxonomy.validator import LabelRecord, TaxonomyView, pair_key
 
 RUNTIME_CACHE_SIZE = 32
@@ -97,6 +100,7 @@ class ReleaseRuntime:
     # the release's text encoder: its fine-tuned MiniLM (loaded on first use) or the platform embedder;
     # every vector of a request (label top-K, classifier, S_sem, Info retrieval) comes from it
     encoder: Any = None
+    products: frozenset[str] = frozenset()  # the product keys the release's nodes declare
 
     @classmethod
     def build(
@@ -139,6 +143,7 @@ class ReleaseRuntime:
             ),
             lexical=LexicalIndex.build(labels, indexed),
             encoder=encoder_for_documents(documents),
+            products=declared_products(snapshot.extras),
         )
 
     def policy(self, policy_key: str | None) -> CompiledPolicy:
@@ -264,6 +269,9 @@ def warm_up_steps() -> list[tuple[str, Any]]:
       runtime and weaver index (classifier), and its fine-tuned encoder when it has one (one pass);
     - ``actions``: the action handler modules (``ACTION_HANDLER_MODULES``) and the pipeline steps it
       imports on first use (traversal, scoring, fallback, memory signal);
+    - ``terms:<project>:<n>``: the routing terms (label names, synonyms, examples) of every live
+      project, in chunks, into the encoder's cache — what a curator's first checked write or label
+      preview would otherwise embed inside its request;
     - ``pii``: the first-name table and patterns the log book's PII scrubber reads for every prompt;
     - ``metrics``: this process's Prometheus sample files (a zero child of the step-duration histogram
       per pipeline step and of the rate-limit counter: zero is what this process has observed);
@@ -321,8 +329,35 @@ def warm_up_steps() -> list[tuple[str, Any]]:
         ("urls", urls),
         ("embedder", embedder),
         ("releases", releases),
+        *_term_steps(),
         ("actions", actions),
         ("pii", pii),
         ("metrics", metrics),
         ("lexicon", lexicon),
     ]
+
+
+# Routing terms embedded per warm-up step: each step is followed by a heartbeat to the master, so even
+# a project with tens of thousands of terms never holds a worker silent for long.
+TERM_WARM_UP_CHUNK = 2000
+
+
+def _term_steps() -> list[tuple[str, Any]]:
+    """``terms:<project>:<n>`` steps: the routing terms of every live project, embedded in chunks into
+    the encoder's cache (``taxonomy.term_guard.routing_term_texts``), so a curator's first checked write
+    or label preview does not embed the whole taxonomy inside its request."""
+    try:
+        projects = list(Project.objects.filter(archived_at__isnull=True).order_by("pk"))
+    except Exception as exc:  # noqa: BLE001 — warm-up never kills a worker: a failed step, named by /healthz
+
+        def unavailable(exc: Exception = exc) -> None:
+            raise exc
+
+        return [("terms", unavailable)]
+    steps: list[tuple[str, Any]] = []
+    for project in projects:
+        texts = routing_term_texts(project)
+        for n, start in enumerate(range(0, len(texts), TERM_WARM_UP_CHUNK)):
+            chunk = texts[start : start + TERM_WARM_UP_CHUNK]
+            steps.append((f"terms:{project.slug}:{n}", lambda chunk=chunk: get_embedder().embed(chunk)))
+    return steps

@@ -147,6 +147,15 @@ def _routing_records(view: TaxonomyView) -> list[LabelRecord]:
     return [r for r in view.labels.values() if r.status != LabelStatus.DEPRECATED]
 
 
+def routing_term_texts(project: Project) -> list[str]:
+    """The distinct texts of every routing term of the project's draft taxonomy: what the checks embed.
+
+    A serving process embeds them at warm-up (``inference.runtime.warm_up_steps``), so the encoder's
+    cache already holds them when a curator's first write or label preview is checked."""
+    texts = {t.text for r in _routing_records(taxonomy_view(project=project)) for t in label_terms(r)}
+    return sorted(texts)
+
+
 def _vectors(texts: Sequence[str]) -> np.ndarray | None:
     """Unit vectors of ``texts`` from the platform encoder, or None when the encoder cannot load (the
     checks then fall back to identity alone, and say so in the log)."""

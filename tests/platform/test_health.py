@@ -211,4 +211,38 @@ def test_warm_up_loads_what_the_first_request_would(operator, make_project, fres
     resp = operator.get("/healthz")
     assert resp.status_code == 200
     steps = resp.json()["components"]["warm_up"]["info"]["steps_ms"]
-    assert list(steps) == ["urls", "embedder", "releases", "actions", "pii", "metrics", "lexicon"]
+    assert list(steps) == [
+        "urls",
+        "embedder",
+        "releases",
+        "actions",
+        "pii",
+        "metrics",
+        "lexicon",
+    ]  # no labels
+
+
+def test_warm_up_embeds_each_projects_routing_terms_for_the_curation_checks(fresh_readiness, monkeypatch):
+    """A curator's first checked write compares its terms with every other label's: warm-up has put
+    the draft taxonomy's terms in the encoder's cache, in chunks (a heartbeat after each)."""
+    from pathlib import Path
+
+    from arg_platform.embedder import content_hash, get_embedder
+    from inference import runtime as runtime_module
+    from taxonomy.packs import pack_import, pack_read
+    from taxonomy.term_guard import routing_term_texts
+
+    pack = Path(__file__).resolve().parents[1] / "taxonomy" / "fixtures" / "small_pack.yaml"
+    project = pack_import(pack_read(pack)).project
+    texts = routing_term_texts(project)
+    assert len(texts) > 3
+    monkeypatch.setattr(runtime_module, "TERM_WARM_UP_CHUNK", 3)
+    embedder = get_embedder()
+    monkeypatch.setattr(embedder, "cache", type(embedder.cache)(1000))  # an empty cache for this test
+    steps = dict(runtime_module.warm_up_steps())
+    names = [n for n in steps if n.startswith("terms:")]
+    assert names == [f"terms:{project.slug}:{n}" for n in range((len(texts) + 2) // 3)]
+    for name in names:
+        steps[name]()
+    assert all(embedder.cache.get(content_hash(t)) is not None for t in texts)
+    assert len(embedder.cache) == len(texts)

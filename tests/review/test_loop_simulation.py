@@ -25,7 +25,14 @@ def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autoc
     assert report.precision >= 0.9
     assert report.silence_autocommits == 0
     assert report.poisoning_autocommits == 0
-    assert report.autocommits >= 1  # the stale edge rests on confirmed (explicit) failures
+    # The stale-edge inhibition scores high on confirmed (explicit) failures, but removing an edge is no
+    # structural gain by geDIG: the gate holds the auto-commit and an expert decides (and approves it).
+    assert report.autocommits == 0
+    inhibit = Proposal.objects.get(kind="EDGE_INHIBIT")
+    assert inhibit.confidence_bin == "MID_CONF"
+    assert inhibit.score >= settings.OFFLINE_LOOP["bins"]["high_score"]
+    assert inhibit.replay["gedig_gate"]["decided"] == "held back"
+    assert "geDIG DG did not confirm" in inhibit.replay["bin_reason"]
     assert report.accuracy_after > report.accuracy_before
     assert report.path_length_after < report.path_length_before  # the detour became a shortcut
     assert {k for k, v in report.matched.items() if v} >= {"split", "merge", "detour", "stale_edge"}

@@ -381,6 +381,14 @@ def test_a_deprecated_node_without_alias_traffic_is_removed_after_the_observatio
     assert proposal.evidence["alias_traffic"] == {"served": 0, "memory_reads": 0, "episodes": 0}
     assert [op["op"] for op in proposal.changeset] == ["edge_remove", "node_status"]
     assert proposal.status == "PENDING_REVIEW", proposal.replay.get("bin_reason")
+    reviewer = api_as(make_user("remy-reviewer", "reviewer", project))
+    page = reviewer.get(f"/p/{project.slug}/review/proposals/{proposal.pk}/")
+    assert page.status_code == 200 and "N-old-invoices" in page.content.decode()
+    preview = reviewer.get(f"/api/v1/projects/{project.slug}/proposals/{proposal.pk}/preview/").json()
+    assert preview["applies"] and preview["problems"] == []
+    assert [(n["node_id"], n["after"]["status"]) for n in preview["nodes"] if n["change"] == "status"] == [
+        ("N-old-invoices", "REMOVED")
+    ]
 
     _approve(api_as, make_user, run_jobs, proposal)
 
@@ -471,6 +479,8 @@ def test_a_label_whose_traffic_sits_in_another_cluster_is_reattached_there_and_p
     client = api_as(reviewer)
     page = client.get(f"/p/{project.slug}/review/proposals/{proposal.pk}/edit/").content.decode()
     assert 'name="op-0-cluster"' in page and 'name="op-0-parent"' in page
+    preview = client.get(f"/api/v1/projects/{project.slug}/proposals/{proposal.pk}/preview/").json()
+    assert [(x["label_id"], x["cluster"]) for x in preview["labels"]] == [("L00005", "access")]
     edit = f"/api/v1/projects/{project.slug}/proposals/{proposal.pk}/edit/"
     wrong = [dict(proposal.changeset[0], parent="L00001"), *proposal.changeset[1:]]
     refused = client.post(edit, {"changeset": wrong, "reason": "under Invoices"}, format="json")

@@ -624,6 +624,26 @@ def test_alias_traffic_counts_requests_still_served_by_the_old_node_and_memory_r
             status="MEMORY",
             details={"memory": {"read": {"items": [{"node_id": "N-old-invoices", "redirected": True}]}}},
         )
+    from memory.models import EpisodicMemory
+
+    def episode(text: str, **dates: Any) -> None:
+        memory = EpisodicMemory.objects.create(
+            project=project,
+            scope="USER",
+            subject="u1",
+            info_type="Event",
+            text=text,
+            node_id="N-old-invoices",
+        )
+        EpisodicMemory.objects.filter(pk=memory.pk).update(**dates)
+
+    episode("written on the old page yesterday", created_at=now - timedelta(days=1))
+    episode(  # written long ago, followed through the redirection two days ago
+        "my March invoice was wrong",
+        created_at=now - timedelta(days=60),
+        redirected_at=now - timedelta(days=2),
+    )
+    episode("written long ago, never read since", created_at=now - timedelta(days=60))
     base = _active_state(project)
     context = GeneratorContext(
         project=project,
@@ -635,4 +655,4 @@ def test_alias_traffic_counts_requests_still_served_by_the_old_node_and_memory_r
 
     traffic = alias_traffic(context, ["N-old-invoices"], now - timedelta(days=7))
 
-    assert traffic == {"N-old-invoices": {"served": 2, "memory_reads": 2, "episodes": 0}}
+    assert traffic == {"N-old-invoices": {"served": 2, "memory_reads": 2, "episodes": 2}}

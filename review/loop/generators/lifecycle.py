@@ -33,8 +33,9 @@ REMOVED. Its own redirection stays: old memories keep their way to its successor
 **LABEL_REATTACH** (§3.2.4 "reattaching a label under the correct cluster parent") — an ACTIVE label's
 traffic (the prompts of the window's requests whose ``L_final`` holds it, at most
 ``reattach_max_prompts``, from at least ``reattach_min_sources`` sources, at least
-``reattach_min_support`` of them) is compared with each cluster's *centroid* — the mean content
-embedding of the cluster's ACTIVE nodes, the label's own nodes left out. For each request the gap
+``reattach_min_support`` of them, embedded by the release's encoder) is compared with each cluster's
+*centroid* — the mean content embedding of the cluster's ACTIVE nodes, the label's own nodes left out.
+For each request the gap
 ``cos(prompt, other cluster) − cos(prompt, own cluster)`` is measured; when the lower bound at ``z`` of
 the mean gap to the best other cluster reaches ``margin``, the label (and its subtree) is proposed under
 the label of that cluster whose label-index vector is closest to the traffic centroid (cosine ≥
@@ -54,6 +55,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Q
 
+from inference.learning.encoder_finetune import encoder_for_documents
 from inference.models import InferenceLog
 from memory.models import EpisodicMemory
 from ontology.models import Release, ReleaseBundle
@@ -448,7 +450,9 @@ def _reattach(
     if own_cluster not in centroids or len(centroids) < 2:
         return None
     rows = context.sample(rows, params.reattach_max_prompts, f"reattach:{label['id']}")
-    x = context.prompt_vectors(rows.tolist())
+    # in the space of the release's vectors (node content, label index): its encoder, fine-tuned or not
+    encoder = encoder_for_documents(base.documents)
+    x = np.asarray(encoder.embed([context.collection.prompts[r] for r in rows.tolist()]), dtype=np.float32)
     own = x @ centroids[own_cluster]
     best: tuple[float, str, np.ndarray] | None = None
     for cluster, centroid in sorted(centroids.items()):

@@ -20,6 +20,9 @@ write of a graph store (``node_violations``, ``edge_violations``, ``alias_violat
                                     and REMOVED nodes keep their historical attachments)
 ``graph.attach_cluster_exists``     an attached cluster key exists
 ``graph.attach_unique``             a node lists each label and each cluster once
+``graph.node_products``             a node's ``products`` are distinct product keys (``PRODUCT_KEY``:
+                                    1–63 characters of ``[a-z0-9_-]``, starting with a letter or digit),
+                                    at most ``MAX_PRODUCTS`` of them
 ``graph.action_fields``             Action / DirectAction nodes name a handler; parameters are well formed
                                     (a known type, a compiling pattern, an enum with its values)
 ``action.webhook_target_refused``   a ``webhook:<url>`` handler is an http(s) URL whose host is not, and
@@ -65,6 +68,7 @@ import numpy as np
 
 from arg_platform.errors import Violation, ViolationCollector
 from arg_platform.outbound import target_problem
+from arg_platform.patterns import pattern_problem
 from arg_platform.vocabulary import (
     EDGE_TYPES,
     NODE_TYPES,
@@ -182,6 +186,7 @@ def node_violations(
     _check_embedding(out, node.embedding, where, loc)
     _check_attachments(out, node, where, loc, labels=labels, clusters=clusters)
     _check_action_fields(out, node, where, loc)
+    _check_products(out, node, where, loc)
     return out.violations
 
 
@@ -233,6 +238,30 @@ def _check_node_fields(out: ViolationCollector, node: NodeData, where: str, loc:
             f"{where}: preconditions are at most {MAX_LIST} non-empty texts "
             f"of ≤ {MAX_PRECONDITION} characters",
             "preconditions",
+            loc,
+        )
+
+
+PRODUCT_KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+MAX_PRODUCTS = 20
+
+
+def _check_products(out: ViolationCollector, node: NodeData, where: str, loc: str) -> None:
+    """A node's products: the product keys it is specific to (``context.product`` narrows routing)."""
+    products = node.products
+    bad = [p for p in products if not isinstance(p, str) or not PRODUCT_KEY.fullmatch(p)]
+    if bad:
+        out.add(
+            "graph.node_products",
+            f"{where}: product keys are 1–63 characters of a-z, 0-9, '-' and '_' ({bad[0]!r} is not)",
+            "products",
+            loc,
+        )
+    elif len(set(products)) != len(products) or len(products) > MAX_PRODUCTS:
+        out.add(
+            "graph.node_products",
+            f"{where}: a node lists each product once, at most {MAX_PRODUCTS} of them",
+            "products",
             loc,
         )
 
@@ -362,10 +391,8 @@ def _parameter_type_problems(spec: ParameterSpec) -> list[str]:
     if pattern:
         if ptype not in ("identifier", "string"):
             problems.append("a pattern applies to an identifier or string parameter only")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            problems.append(f"pattern {pattern!r} is not a valid regular expression ({exc})")
+        if problem := pattern_problem(pattern):
+            problems.append(f"pattern {problem}")
     values = getattr(spec, "values", ())
     if ptype == "enum" and not values:
         problems.append("an enum needs its values, e.g. values: [pro, team]")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from arg_platform.patterns import cached_expert_pattern
 from inference.actions.registry import ActionContext, RegisteredHandler, Verdict
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,8 @@ def typed_coerce(value: Any, spec: ParameterSpec) -> Any:
         return text
     if spec.type in ("identifier", "string") and spec.pattern:
         text = coerce(value, "string")
-        if not re.fullmatch(spec.pattern, text):
+        pattern = cached_expert_pattern(spec.pattern)
+        if pattern is None or not pattern.fullmatch(text):
             shown = spec.description or f"a value matching {spec.pattern}"
             raise ValueError(shown if spec.type == "identifier" else f"a value matching {spec.pattern}")
         return text

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arg_platform.patterns import cached_expert_pattern
 from inference.actions.checks import EMAIL_RE, ParameterSpec, absent
 from inference.contracts import RequestContext
 
@@ -78,11 +79,10 @@ def _from_prompt(spec: ParameterSpec, prompt: str, used: set[str]) -> str | None
     if spec.type == "email":
         return _first_unused((m.group(0) for m in EMAIL_RE.finditer(prompt)), used)
     if spec.type == "identifier" and spec.pattern:
-        try:
-            found = re.finditer(rf"(?<![\w-])(?:{spec.pattern})(?![\w-])", prompt)
-        except re.error:  # the validator refuses such a pattern; a stale release is not guessed from
+        pattern = cached_expert_pattern(spec.pattern)
+        if pattern is None:  # the validator refuses such a pattern; a stale release is not guessed from
             return None
-        return _first_unused((m.group(0) for m in found), used)
+        return _first_unused(pattern.words(prompt), used)
     if spec.type == "enum":
         return _enum_value(spec, prompt)
     if spec.type == "date":

@@ -1,8 +1,9 @@
 """Expert-written regular expressions, compiled and matched on a linear-time engine with bounds.
 
-Domain experts write patterns (a policy's ``blocked_patterns``) that the online loop searches on every
-prompt and answer. A backtracking engine such as Python's ``re`` can take exponential time on some of
-them — ``(a+)+$`` against thirty ``a`` and a ``!`` holds a worker for minutes — so expert patterns
+Domain experts write patterns (a policy's ``blocked_patterns``, an Action parameter's ``pattern``) that
+the online loop searches on every prompt and answer, or matches a parameter's value against. A
+backtracking engine such as Python's ``re`` can take exponential time on some of them — ``(a+)+$``
+against thirty ``a`` and a ``!`` holds a worker for minutes — so expert patterns
 run on RE2 (the ``google-re2`` bindings), which never backtracks: a search takes time linear in the
 text. RE2 refuses what needs backtracking, and this module adds bounds:
 
@@ -23,6 +24,7 @@ it); ``expert_pattern`` compiles one for the runtime and raises ``PatternError``
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +69,10 @@ def _searchable(text: str) -> str:
     return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char in "_-"
+
+
 @dataclass(frozen=True, eq=False)
 class ExpertPattern:
     """One expert pattern compiled on RE2 (``regexp``), searched within the text bound."""
@@ -79,6 +85,29 @@ class ExpertPattern:
         if len(text) > MAX_TEXT_CHARS:
             return True
         return self.regexp.search(_searchable(text)) is not None
+
+    def fullmatch(self, text: str) -> bool:
+        """Does the pattern match the whole of ``text``? A text over ``MAX_TEXT_CHARS`` does not."""
+        if len(text) > MAX_TEXT_CHARS:
+            return False
+        return self.regexp.fullmatch(_searchable(text)) is not None
+
+    def words(self, text: str) -> list[str]:
+        """The matches in ``text`` that stand as words of their own: neither the character before nor
+        the one after is a letter, digit, ``_`` or ``-`` (an order number inside a longer code is not
+        one). None in a text over ``MAX_TEXT_CHARS``."""
+        if len(text) > MAX_TEXT_CHARS:
+            return []
+        text = _searchable(text)
+        out = []
+        for match in self.regexp.finditer(text):
+            start, end = match.start(), match.end()
+            if start == end:
+                continue
+            if (start and _word_char(text[start - 1])) or (end < len(text) and _word_char(text[end])):
+                continue
+            out.append(match.group(0))
+        return out
 
     def subn(self, replacement: str, text: str) -> tuple[str, int]:
         """``text`` with every match replaced by ``replacement`` (taken literally), and how many there were.
@@ -124,3 +153,13 @@ def expert_pattern(source: str) -> ExpertPattern:
     if regexp is None:
         raise PatternError(problem)
     return ExpertPattern(source, regexp)
+
+
+@functools.lru_cache(maxsize=512)
+def cached_expert_pattern(source: str) -> ExpertPattern | None:
+    """``expert_pattern(source)``, compiled once per process; ``None`` for a pattern that cannot run
+    (validators refuse such a pattern, so only a stale stored one gets here)."""
+    try:
+        return expert_pattern(source)
+    except PatternError:
+        return None

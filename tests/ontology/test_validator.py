@@ -89,6 +89,11 @@ NODE_CASES = [
         replace(NEW, parameters=(ParameterSpec("a", type="identifier", pattern="INV-(\\d"),)),
         [("graph.action_fields", "parameters")],
     ),
+    # … and one RE2 can run: it is matched on every prompt, so no lookaround or backreference
+    (
+        replace(NEW, parameters=(ParameterSpec("a", type="identifier", pattern="(?<!x)INV-\\d+"),)),
+        [("graph.action_fields", "parameters")],
+    ),
     (replace(NEW, parameters=(ParameterSpec("a", type="enum"),)), [("graph.action_fields", "parameters")]),
     (
         replace(

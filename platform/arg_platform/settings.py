@@ -485,7 +485,9 @@ if not 0.0 < TERM_SIMILARITY_THRESHOLD <= 1.0:
 # Context Weaver (inference/steps/weaver.py): the label-index vector Top-K (ARG §2.3.1, 10–20), and which
 # labels the distilled classifier chooses among — protocol: only C = L_raw (lexical top-20) ∪ that Top-K;
 # all: every label of the release. docs/benchmarks.md ("Lexical-first candidates") has both measured.
-WEAVER_TOP_K = env_int("ARG_WEAVER_TOP_K", 15, doc="Context Weaver: labels surfaced by the label vector search")
+WEAVER_TOP_K = env_int(
+    "ARG_WEAVER_TOP_K", 15, doc="Context Weaver: labels surfaced by the label vector search"
+)
 if WEAVER_TOP_K < 1:
     raise ImproperlyConfigured("ARG_WEAVER_TOP_K must be at least 1")
 WEAVER_CANDIDATES = env_str(

@@ -71,6 +71,9 @@ class PolicyConstraints:
     forbidden_node_types: frozenset[str] = frozenset()
     max_hops: int | None = None
     memory_scopes: frozenset[str] = frozenset()
+    # the request's product (``context.product``) when the release declares it: nodes tagged with other
+    # products are not admitted (``inference.steps.products``)
+    product: str | None = None
 
     def admits_label(self, label_id: str) -> bool:
         return label_id not in self.forbidden_labels and (
@@ -240,7 +243,7 @@ class Outcome:
     # step-specific details for the log and the trace viewer: C_info components and context nodes (Info),
     # precondition checks (Action), notes (Memory)
     details: dict[str, object] = field(default_factory=dict)
-    style: str | None = None  # the typology response style that shaped ``answer`` (``inference.steps.style``)
+    response_style: str | None = None  # the typology style that shaped ``answer`` (``inference.steps.style``)
 
 
 def plain(value: object) -> object:

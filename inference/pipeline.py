@@ -40,6 +40,8 @@ from inference.contracts import (
 from inference.steps.clarification import Clarified
 from inference.steps.landing import LandingParams
 from inference.steps.policy_manager import secret_notice
+from inference.steps.products import narrowed
+from inference.steps.style import styled_outcome
 from inference.steps.weaver import WeaverParams
 from ontology import snapshot_registry  # a module: pin_snapshot is looked up per call (tests patch it)
 
@@ -186,7 +188,9 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 project_id=request.project.pk, request_id=asked_in, choice=choice
             )
         with _step(result, "policy"):
-            decision = policy_manager.precheck(envelope, runtime)
+            decision = narrowed(
+                policy_manager.precheck(envelope, runtime), envelope.context.product, runtime.products
+            )
         result.decision = decision
         if decision.state == PolicyState.BLOCK:  # policy first: nothing below runs (hard rule 1)
             result.outcome = Outcome(kind=OutcomeKind.REFUSE, answer=decision.message)
@@ -322,6 +326,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                     prompt_vec=prompt_vec,
                     **_active_check_boost(snapshot, target),
                 )
+            outcome = styled_outcome(outcome, typology, chunk=node.chunk)  # the typology's response_style
         with _step(result, "postcheck"):
             answer, reasons = policy_manager.postcheck(decision, outcome.answer, runtime)
         result.postcheck_reasons = reasons

@@ -21,7 +21,13 @@ from inference.steps.envelope import MAX_PROMPT_CHARS
 
 class ContextSerializer(serializers.Serializer):
     role = serializers.CharField(max_length=63, required=False, allow_null=True)
-    product = serializers.CharField(max_length=120, required=False, allow_null=True)
+    product = serializers.CharField(
+        max_length=120,
+        required=False,
+        allow_null=True,
+        help_text="the product the request is about: when the release's nodes declare products, only nodes "
+        "of this product or of none are routed to; an undeclared product is a 400 (request.product_unknown)",
+    )
     channel = serializers.CharField(max_length=40, required=False, allow_null=True)
     language = serializers.CharField(max_length=16, required=False, allow_null=True)
     history = serializers.ListField(
@@ -29,7 +35,12 @@ class ContextSerializer(serializers.Serializer):
     )
     timestamp = serializers.DateTimeField(required=False, allow_null=True)
     session_id = serializers.CharField(max_length=128, required=False, allow_null=True)
-    typology = serializers.CharField(max_length=63, required=False, allow_null=True)
+    typology = serializers.CharField(
+        max_length=63,
+        required=False,
+        allow_null=True,
+        help_text="the context typology: its response_style shapes the answer (outcome.response_style)",
+    )
     user_id = serializers.CharField(max_length=128, required=False, allow_null=True)
 
 

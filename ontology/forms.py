@@ -164,6 +164,12 @@ class NodeForm(ViolationFormMixin, forms.Form):
         rows=2, label="Labels", help_text="LabelIDs (e.g. L00012), separated by commas or new lines."
     )
     clusters = IdListField(rows=2, label="Clusters", help_text="Cluster keys, separated by commas.")
+    products = IdListField(
+        rows=1,
+        label="Products",
+        help_text="Product keys this node is specific to (e.g. cli, dashboard), separated by commas; empty: "
+        "every product. A request naming another product in context.product is not routed here.",
+    )
     preconditions = LinesField(rows=3, help_text="Actions: checks that must hold first, one per line.")
     parameters = ParametersField(
         rows=3,
@@ -205,6 +211,7 @@ class NodeForm(ViolationFormMixin, forms.Form):
             "description": node.description,
             "labels": list(node.labels),
             "clusters": list(node.clusters),
+            "products": list(node.products),
             "preconditions": list(node.preconditions),
             "parameters": list(node.parameters),
             "handler": node.handler,
@@ -222,6 +229,7 @@ class NodeForm(ViolationFormMixin, forms.Form):
             "description": data["description"],
             "labels": tuple(data["labels"]),
             "clusters": tuple(data["clusters"]),
+            "products": tuple(data["products"]),
             "preconditions": tuple(data["preconditions"]),
             "parameters": tuple(data["parameters"]),
             "handler": data["handler"].strip(),

@@ -43,7 +43,7 @@ class GraphArrays:
     chunks: tuple[str, ...]
     labels: tuple[tuple[str, ...], ...]
     clusters: tuple[tuple[str, ...], ...]
-    extras: tuple[dict[str, Any], ...]  # preconditions, parameters, handler, status_reason, staff texts
+    extras: tuple[dict[str, Any], ...]  # Action fields, status_reason, staff texts, products
     edge_src: np.ndarray  # int32 node indices
     edge_dst: np.ndarray  # int32
     edge_type: np.ndarray  # int8 codes into EDGE_TYPE_NAMES
@@ -97,6 +97,8 @@ def _extras(node: NodeData) -> dict[str, Any]:
         out["staff_notes"] = node.staff_notes
     if node.description:
         out["description"] = node.description
+    if node.products:
+        out["products"] = list(node.products)
     return out
 
 
@@ -118,6 +120,7 @@ def arrays_to_graph(arrays: GraphArrays) -> GraphData:
             status_reason=arrays.extras[i].get("status_reason", ""),
             staff_notes=arrays.extras[i].get("staff_notes", ""),
             description=arrays.extras[i].get("description", ""),
+            products=tuple(arrays.extras[i].get("products", ())),
         )
         for i, node_id in enumerate(arrays.node_ids)
     )

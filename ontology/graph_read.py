@@ -50,6 +50,7 @@ def _from_snapshot(snapshot: GraphSnapshot, position: int) -> NodeData:
         status_reason=view.extras.get("status_reason", ""),
         staff_notes=view.extras.get("staff_notes", ""),
         description=view.extras.get("description", ""),
+        products=tuple(view.extras.get("products", ())),
     )
 
 

@@ -24,6 +24,8 @@ class OntologyNode(models.Model):
     ``node_id`` is the stable id every other structure references (edges, aliases, memory, logs).
     ``status`` follows the lifecycle ACTIVE → DEPRECATED → REMOVED (§3.5) with the reason and date of
     the last move. ``preconditions``, ``parameters`` and ``handler`` describe Actions.
+    ``products`` lists the product keys the node is specific to (empty: it holds for every product); a
+    request naming another product in ``context.product`` is not routed to it.
     ``embedding`` holds float64 values packed little-endian (``array("d")``), or nothing.
     """
 
@@ -56,6 +58,9 @@ class OntologyNode(models.Model):
     )
     handler = models.CharField(
         max_length=200, blank=True, help_text='registered handler, e.g. "python:billing.x"'
+    )
+    products = models.JSONField(
+        default=list, blank=True, help_text="product keys the node is specific to; empty: every product"
     )
     embedding = models.BinaryField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

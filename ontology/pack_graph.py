@@ -37,6 +37,7 @@ def node_from_pack(item: dict[str, Any]) -> NodeData:
         parameters=tuple(parameter_from_json(p, required=False) for p in params),
         handler=str(item.get("handler") or ""),
         status_reason=str(item.get("status_reason") or ""),
+        products=_tuple_of_str(item.get("products"), f"node {item['id']}: products"),
     )
 
 
@@ -106,6 +107,7 @@ def node_to_pack(node: NodeData) -> dict[str, Any]:
         "preconditions": list(node.preconditions),
         "parameters": [parameter_as_json(p) for p in node.parameters],
         "handler": node.handler,
+        **({"products": list(node.products)} if node.products else {}),
     }
 
 

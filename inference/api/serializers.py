@@ -34,6 +34,12 @@ class OutcomeSerializer(serializers.Serializer):
     c_info = serializers.FloatField(allow_null=True)
     info_status = serializers.CharField(allow_null=True)
     active_check = ActiveCheckSerializer(allow_null=True)
+    response_style = serializers.ChoiceField(
+        choices=["concise", "detailed", "step_by_step", "formal"],
+        allow_null=True,
+        help_text="the active context typology's response_style that shaped `answer` (Info answers take every "
+        "style, Action and Clarify messages `formal` only); null when no style shaped it",
+    )
 
 
 class PathNodeSerializer(serializers.Serializer):

@@ -30,6 +30,8 @@ Bad input raises ``RuleViolation`` (the API answers 400) naming one rule per pro
 ``request.typology_unknown``    the typology hint is not one of the release's typologies
 ``request.typology_forbidden``  the typology's access constraints exclude the role or the channel
 ``request.language_unknown``    the stated language is not a language code the detector knows
+``request.product_unknown``     the release declares products (``inference.steps.products``) and
+                                ``context.product`` is not one of them
 ==============================  ================================================================
 """
 
@@ -262,6 +264,12 @@ def build_envelope(
             )
     role_key = _resolve_role(errors, context, default_role, runtime, role_fixed=role_fixed)
     typology_key = _resolve_typology(errors, context, role_key, default_typology, runtime)
+    if context.product and runtime.products and context.product not in runtime.products:
+        errors.add(
+            "request.product_unknown",
+            f"unknown product {context.product!r}; this release knows {', '.join(sorted(runtime.products))}",
+            "product",
+        )
     language, confidence = UNDETERMINED, 0.0
     if context.language:
         stated = stated_language(context.language)

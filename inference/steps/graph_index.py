@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -34,6 +34,7 @@ import numpy as np
 
 from arg_platform.vocabulary import NodeStatus, NodeType, RiskLevel
 from inference.contracts import PolicyConstraints
+from inference.steps.products import excluded_by_product
 from ontology.graph_arrays import NODE_TYPE_CODE, NODE_TYPE_NAMES, RISK_CODE, STATUS_CODE
 from ontology.graph_snapshot import GraphSnapshot
 
@@ -223,6 +224,8 @@ class GraphRuntime:
     cluster_centroids: np.ndarray | None  # one unit row per cluster code (zeros for an empty cluster)
     typologies: Mapping[str, TypologyProfile]
     default_typology: str | None
+    # per declared product, the nodes it excludes (``inference.steps.products``)
+    product_excluded: Mapping[str, np.ndarray] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def build(cls, snapshot: GraphSnapshot) -> GraphRuntime:
@@ -332,6 +335,7 @@ class GraphRuntime:
             cluster_centroids=_cluster_centroids(snapshot, cluster_code, routable),
             typologies=MappingProxyType(typologies),
             default_typology=default_typology,
+            product_excluded=MappingProxyType(excluded_by_product(snapshot.extras)),
         )
 
     # --- taxonomy helpers (per request, bounded by the size of the labels involved) ---
@@ -452,13 +456,16 @@ class NodeGate:
     clusters, not incompatible with a label of ``L_final``). A node with no label attachment at all (a
     global node such as an OutOfScope node) passes the label gate when it has no cluster attachment or
     one in the scope. A node attached to a forbidden label but also to an admitted, coherent one passes:
-    attachments are many-to-many and the admitted branch legitimately reaches it.
+    attachments are many-to-many and the admitted branch legitimately reaches it. When the request
+    names a product the release declares (``PolicyConstraints.product``), a node tagged with other
+    products only does not pass (``inference.steps.products``).
     """
 
     type_ok: np.ndarray  # bool per node type code
     label_ok: np.ndarray  # bool per label code (+1 sentinel): admitted and coherent
     cluster_ok: np.ndarray | None  # bool per cluster code (+1 sentinel); None: no taxonomy scope
     block_high_risk_actions: bool
+    product_excluded: np.ndarray | None = None  # bool per node: tagged with other products than the request's
 
     @classmethod
     def build(
@@ -501,7 +508,8 @@ class NodeGate:
                 if code is not None:
                     coherent[list(runtime.incompatible.get(code, ()))] = False
             label_ok &= coherent
-        return cls(type_ok, label_ok, cluster_ok, block_high_risk_actions)
+        product_excluded = runtime.product_excluded.get(constraints.product) if constraints.product else None
+        return cls(type_ok, label_ok, cluster_ok, block_high_risk_actions, product_excluded)
 
     def admit(self, runtime: GraphRuntime, positions: np.ndarray) -> np.ndarray:
         """A boolean mask over ``positions``: which candidates pass every gate."""
@@ -509,6 +517,8 @@ class NodeGate:
         ok = runtime.routable[positions] & self.type_ok[runtime.node_type[positions]]
         if self.block_high_risk_actions:
             ok &= ~runtime.high_risk_action[positions]
+        if self.product_excluded is not None:
+            ok &= ~self.product_excluded[positions]
         if not ok.any():
             return ok
         labelled = runtime.node_label_ptr[positions + 1] > runtime.node_label_ptr[positions]

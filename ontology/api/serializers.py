@@ -62,6 +62,12 @@ class NodeSerializer(serializers.Serializer):
     status_reason = serializers.CharField(read_only=True)
     labels = serializers.ListField(child=serializers.CharField(max_length=16), default=list, max_length=50)
     clusters = serializers.ListField(child=serializers.CharField(max_length=63), default=list, max_length=20)
+    products = serializers.ListField(
+        child=serializers.CharField(max_length=63),
+        default=list,
+        max_length=20,
+        help_text="product keys the node is specific to; empty: every product (context.product narrows routing)",
+    )
     preconditions = serializers.ListField(
         child=serializers.CharField(max_length=500), default=list, max_length=50
     )
@@ -88,6 +94,9 @@ class NodeUpdateSerializer(serializers.Serializer):
     risk = serializers.ChoiceField(choices=[r.value for r in RiskLevel], required=False)
     labels = serializers.ListField(child=serializers.CharField(max_length=16), required=False, max_length=50)
     clusters = serializers.ListField(
+        child=serializers.CharField(max_length=63), required=False, max_length=20
+    )
+    products = serializers.ListField(
         child=serializers.CharField(max_length=63), required=False, max_length=20
     )
     preconditions = serializers.ListField(child=serializers.CharField(max_length=500), required=False)

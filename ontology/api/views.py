@@ -146,6 +146,7 @@ class NodeListView(GraphReadMixin, APIView):
             risk=data["risk"],
             labels=tuple(data["labels"]),
             clusters=tuple(data["clusters"]),
+            products=tuple(data["products"]),
             preconditions=tuple(data["preconditions"]),
             parameters=tuple(parameter_from_json(p) for p in data["parameters"]),
             handler=data["handler"],

@@ -9,7 +9,8 @@ Data model (Cypher 5):
 
 * ``(:OntologyNode {project_id, generation, node_id, type, title, chunk, staff_notes, description, risk,
   status, status_reason, status_changed_at, labels: [LabelID], clusters: [cluster key], preconditions: [text],
-  parameters_json: text, handler, embedding: [float] | absent, created_at, updated_at})`` — unique per
+  parameters_json: text, handler, products: [product key], embedding: [float] | absent, created_at,
+  updated_at})`` — unique per
   (project_id, generation, node_id). Attachments are list properties; parameters (a list of maps,
   which Neo4j cannot store as a property) are JSON text.
 * ``(:OntologyNode)-[:EDGE {type, weight, semantics}]->(:OntologyNode)`` — one relationship type whose

@@ -121,6 +121,7 @@ def node_props(node: NodeData) -> dict[str, Any]:
         "preconditions": list(node.preconditions),
         "parameters_json": json.dumps([parameter_as_json(p) for p in node.parameters]),
         "handler": node.handler,
+        "products": list(node.products),
         "embedding": [float(x) for x in node.embedding] if node.embedding is not None else None,
     }
 
@@ -143,6 +144,7 @@ def node_from_props(props: dict[str, Any]) -> NodeData:
         parameters=parameters,
         handler=props.get("handler", ""),
         status_reason=props.get("status_reason", ""),
+        products=tuple(props.get("products") or ()),
         embedding=tuple(float(x) for x in embedding) if embedding is not None else None,
     )
 

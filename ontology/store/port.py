@@ -128,6 +128,7 @@ class NodeData:
     embedding: tuple[float, ...] | None = None
     staff_notes: str = ""
     description: str = ""
+    products: tuple[str, ...] = ()  # product keys the node is specific to; empty: every product
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ def _node_data(row: OntologyNode, labels: tuple[str, ...], clusters: tuple[str, 
         embedding=unpack_embedding(row.embedding),
         staff_notes=row.staff_notes,
         description=row.description,
+        products=tuple(row.products),
     )
 
 
@@ -102,6 +103,7 @@ def _node_fields(node: NodeData) -> dict[str, Any]:
         "preconditions": list(node.preconditions),
         "parameters": parameters_as_json(node.parameters),
         "handler": node.handler,
+        "products": list(node.products),
         "embedding": pack_embedding(node.embedding),
     }
 

@@ -3,7 +3,8 @@ content neighbours (``neighbourhood``), and the *evidence* is the sentences of t
 cosine to the prompt (``retrieve``), never read outside the context.
 
 A node is *admitted* when the request's policy lets it read the node (``node_admitted``): its type is
-allowed, it carries no forbidden label, and an allowed label if it carries any.
+allowed, it carries no forbidden label, an allowed label if it carries any, and — when the request
+names a declared product — no product tags, or that product among them (``inference.steps.products``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inference.contracts import PolicyDecision
+from inference.steps.products import admits_node_product
 from ontology.graph_snapshot import GraphSnapshot, NodeView
 
 from .params import DEFAULT_PARAMS, InfoParams
@@ -21,9 +23,12 @@ from .sentence_index import InfoIndex
 
 
 def node_admitted(node: NodeView, decision: PolicyDecision) -> bool:
-    """May this request read ``node``: type admitted, no forbidden label, an admitted label if any."""
+    """May this request read ``node``: type admitted, no forbidden label, an admitted label if any,
+    the request's product if the node names products."""
     constraints = decision.constraints
     if not constraints.admits_node_type(node.type):
+        return False
+    if not admits_node_product(constraints.product, node.extras):
         return False
     if not node.labels:
         return True

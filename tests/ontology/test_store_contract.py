@@ -161,6 +161,17 @@ def test_upsert_creates_then_overwrites_a_node(loaded: tuple[Any, int]) -> None:
     assert store.counts(pid)["nodes"] == 9
 
 
+def test_a_node_keeps_its_products_through_upsert_export_and_edit(loaded: tuple[Any, int]) -> None:
+    store, pid = loaded
+    node = NodeData("N-cli", "Info", "CLI previews", "Run acme preview.", products=("cli", "api"))
+
+    store.upsert_node(pid, node)
+    assert store.get_node(pid, "N-cli").products == ("cli", "api")
+    assert {n.node_id: n.products for n in store.export_graph(pid).nodes}["N-cli"] == ("cli", "api")
+    store.upsert_node(pid, replace(node, products=()))
+    assert store.get_node(pid, "N-cli").products == ()
+
+
 def test_upsert_clears_an_embedding(loaded: tuple[Any, int]) -> None:
     store, pid = loaded
     node = store.get_node(pid, "N-b")

@@ -246,6 +246,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 weaver=result.weaver,
                 lexical=result.lexical,
             )
+            result.outcome = styled_outcome(result.outcome, _typology(runtime, envelope))  # formal only
             return result
         if result.landing.abstained:  # the controlled fallback: refocus, clarify, or out of scope
             fallback = abstention_outcome(
@@ -259,6 +260,7 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
             )
             if fallback is not None:
                 result.outcome, result.explanation = fallback
+                result.outcome = styled_outcome(result.outcome, _typology(runtime, envelope))  # formal only
                 return result
         start = result.landing.node_start
         if start is None or result.landing.abstained or snapshot.node(start).type == "OutOfScope":
@@ -270,7 +272,10 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
         if envelope.context.user_id and request.snapshot is None:  # S_memory: live requests of a known user
             with _step(result, "memory_signal"):
                 memory_signal = memory_signal_for(
-                    project_id=request.project.pk, user_id=envelope.context.user_id, prompt_vec=prompt_vec
+                    project_id=request.project.pk,
+                    user_id=envelope.context.user_id,
+                    prompt_vec=prompt_vec,
+                    resolve_alias=snapshot.resolve_alias,
                 )
         with _step(result, "traversal"):
             result.route = traversal.route(

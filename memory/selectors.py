@@ -345,10 +345,18 @@ class UsageEvent:
 
 
 def memory_usage_events(
-    *, project_id: int, user_id: str, query: np.ndarray, min_relevance: float, limit: int
+    *,
+    project_id: int,
+    user_id: str,
+    query: np.ndarray,
+    min_relevance: float,
+    limit: int,
+    resolve_alias: Callable[[str], Iterable[str]] | None = None,
 ) -> list[UsageEvent]:
     """The caller's own (USER scope) memories attached to a node and relevant to ``query`` (a unit
-    vector): at most the ``limit`` most recent, each counted once per node it lives on now."""
+    vector): at most the ``limit`` most recent, each counted once per node it lives on now — the
+    memory's node followed through the redirection table by ``resolve_alias`` (a snapshot's) when
+    given, else its last soft-updated ``node_ids_current``."""
     if not user_id:
         return []
     rows = list(
@@ -366,7 +374,8 @@ def memory_usage_events(
         relevance = float(vector @ query)
         if relevance < min_relevance:
             continue
-        for node in current or [node_id]:
+        nodes = tuple(resolve_alias(node_id)) if resolve_alias is not None else (current or [node_id])
+        for node in nodes:
             events.append(UsageEvent(node, relevance, signal == Signal.STRONG, occurred_at))
     return events
 

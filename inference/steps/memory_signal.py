@@ -5,7 +5,7 @@ Terms:
 
 * *usage event* — one of the caller's own (USER scope) memories that is attached to a node and whose
   statement is close to the request (cosine ≥ ``min_relevance``); a memory follows its node through
-  splits and merges (``node_ids_current``);
+  splits and merges (the release's redirection table, read at request time);
 * *weight* — the event's relevance, times ``weak_weight`` unless the memory is a strong signal (an
   explicit confirmation): repetition is not truth;
 * *decay* — the weight halves every ``half_life_days`` of the memory's age
@@ -18,6 +18,7 @@ history is replayed as it was routed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -48,14 +49,18 @@ def memory_signal_for(
     prompt_vec: np.ndarray,
     now: datetime | None = None,
     params: MemorySignalParams = DEFAULT_MEMORY_SIGNAL,
+    resolve_alias: Callable[[str], Iterable[str]] | None = None,
 ) -> dict[str, float]:
-    """node_id → the caller's decayed usage signal for that node (empty without relevant memories)."""
+    """node_id → the caller's decayed usage signal for that node (empty without relevant memories);
+    ``resolve_alias`` (the release snapshot's) sends a memory of a split or merged node to the nodes it
+    lives on in."""
     events = memory_usage_events(
         project_id=project_id,
         user_id=user_id,
         query=prompt_vec,
         min_relevance=params.min_relevance,
         limit=params.rows,
+        resolve_alias=resolve_alias,
     )
     at = now or timezone.now()
     return memory_signal_decay(

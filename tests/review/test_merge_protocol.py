@@ -188,6 +188,10 @@ def _landing(client: Any, prompt: str) -> str:
 def test_an_approved_merge_publishes_ab_and_inference_and_memory_land_on_it(
     demo, make_proposal, api_as, client, token_client, run_jobs
 ):
+    from arg_platform.embedder import get_embedder
+    from inference.steps.memory_signal import memory_signal_for
+    from memory.models import EpisodicMemory
+    from ontology.snapshot_registry import pin_snapshot
     from ontology.store import get_graph_store
     from review.changeset import changeset_dump
     from taxonomy.models import Role
@@ -252,6 +256,14 @@ def test_an_approved_merge_publishes_ab_and_inference_and_memory_land_on_it(
         e.target for e in after.edges if e.source == AB
     } == neighbours - {A, B}
     assert (_landing(app, ON_A), _landing(app, ON_B)) == (AB, AB)
+    # the caller's memory of B counts as use of AB in S_memory (read through the aliases, no row rewritten)
+    query = get_embedder().embed_one("which CAA record do we use")
+    signal = memory_signal_for(
+        project_id=demo.pk, user_id="u-7", prompt_vec=query, resolve_alias=pin_snapshot(demo.pk).resolve_alias
+    )
+    stored = memory_signal_for(project_id=demo.pk, user_id="u-7", prompt_vec=query)  # the row as written
+    assert (AB in signal, B in signal) == (True, False) and (AB in stored, B in stored) == (False, True)
+    assert EpisodicMemory.objects.get(pk=saved.json()["memory"]["id"]).node_id == B
     read = app.get("/api/v1/memory?user_id=u-7&q=which+CAA+record+do+we+use").json()
     (item,) = [r for r in read["results"] if r["memory"]["node_id"] == B]
     assert item["redirected"] is True and item["memory"]["node_ids_current"] == [AB]

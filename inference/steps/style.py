@@ -12,8 +12,9 @@ the release's default (``inference.steps.envelope``). Its ``response_style`` is 
 * ``formal`` — the answer without casual openers ("Sure!", "No worries, …") and with contractions
   written out ("don't" → "do not", "you'll" → "you will").
 
-An Info answer takes every style. An Action message and a Clarify question take ``formal`` only: cutting
-or numbering them would drop what the user must read or answer. Every other outcome (refusals,
+An Info answer takes every style. An Action message and a Clarify question (a Clarify node's, an
+action's request for parameters, the controlled fallback's "Do you mean X or Y?") take ``formal`` only:
+cutting or numbering them would drop what the user must read or answer. Every other outcome (refusals,
 refocus, out of scope, memory reads, policy messages) is left as it is. ``Outcome.response_style`` names the
 style that shaped the answer, ``None`` when none did.
 """

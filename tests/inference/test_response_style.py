@@ -90,6 +90,19 @@ def test_an_action_message_takes_formal_only(customer, acme, monkeypatch):
     assert shaped["outcome"]["answer"] == formal(plain["outcome"]["answer"])
 
 
+def test_the_fallback_question_is_written_out_under_formal_only(customer):
+    """A vague prompt is asked about ("I'm not sure what you need. Do you mean …?"): the formal typology
+    writes the question out; another style leaves it as it is."""
+    formal_body = infer(customer, "compliance-careful", "access")
+    plain_body = infer(customer, "guided-troubleshooting", "access")
+    for body in (formal_body, plain_body):
+        assert body["outcome"]["kind"] == "CLARIFY", body["outcome"]
+    assert plain_body["outcome"]["answer"].startswith("I'm not sure what you need.")
+    assert plain_body["outcome"]["response_style"] is None
+    assert formal_body["outcome"]["answer"].startswith("I am not sure what you need.")
+    assert formal_body["outcome"]["response_style"] == "formal"
+
+
 def test_formal_writes_out_contractions_and_drops_casual_openers():
     text = "Sure! You can't change it, but you'll see it's there. Don't worry. Won't hurt."
     assert formal(text) == "You cannot change it, but you will see it is there. Do not worry. Will not hurt."

@@ -144,3 +144,19 @@ def test_threshold_rule_is_best_val_in_scope_accuracy_above_the_recall_floor():
     # a predicted "oos" counts as recalled whatever the threshold
     assert calibrate(conf, [*best[:4], "oos", "oos", "oos", "a"], gold, min_oos_recall=0.76) == 0.9
     assert calibrate(conf, [*best[:4], "oos", "oos", "oos", "oos"], gold, min_oos_recall=0.76) == -np.inf
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_weaver_candidate_path_is_chosen_by_a_flag_and_recorded(tmp_path, settings):
+    settings.WEAVER_CANDIDATES = "all"
+    out = tmp_path / "out.json"
+    text = _bench(tmp_path, weaver_candidates="protocol", json=str(out))
+
+    assert "weaver candidates: protocol" in text
+    assert json.loads(out.read_text())["weaver_candidates"] == "protocol"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_the_flag_the_weaver_candidate_path_is_the_setting(tmp_path, settings):
+    settings.WEAVER_CANDIDATES = "protocol"
+    assert "weaver candidates: protocol" in _bench(tmp_path)

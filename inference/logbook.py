@@ -49,6 +49,7 @@ def log_result(result: InferenceResult) -> InferenceLog:
             "max_hops": c.max_hops,
             "memory_scopes": sorted(c.memory_scopes),
             "response_mode": str(decision.response_mode),
+            **({"product": c.product} if c.product else {}),  # context.product narrowing the nodes
         }
     envelope = result.envelope
     found: set[str] = set()

@@ -129,4 +129,7 @@ def styled_outcome(outcome: Outcome, typology: Mapping[str, Any] | None, *, chun
         shaped = formal(outcome.answer)
     else:
         return outcome
-    return replace(outcome, answer=shaped, response_style=style)
+    # also in the details: the log row keeps them, so the trace shows how the answer was shaped
+    return replace(
+        outcome, answer=shaped, response_style=style, details={**outcome.details, "response_style": style}
+    )

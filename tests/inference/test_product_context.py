@@ -48,12 +48,16 @@ def target(resp: Any) -> str:
 def test_a_product_narrows_the_route_to_its_own_node(customer):
     """Without a product the prompt lands on the dashboard's node; a CLI request is routed to the CLI's
     node of the same label instead (the dashboard's is excluded); an untagged node still serves both."""
+    from inference.models import InferenceLog
+
     assert target(infer(customer)) == "N-deploy-preview-envs"
     assert target(infer(customer, "dashboard")) == "N-deploy-preview-envs"
     cli = infer(customer, "cli")
     assert target(cli) == "N-deploy-preview-faq"
     assert "N-deploy-preview-envs" not in {c["node_id"] for c in cli.json()["outcome"]["citations"]}
     assert cli.json()["labels"] == infer(customer).json()["labels"]  # the same label: only nodes narrowed
+    log = InferenceLog.objects.get(request_id=cli.json()["request_id"])
+    assert log.policy_constraints["product"] == "cli"  # the trace shows the narrowing
     # a prompt whose node is tagged with no product is answered whatever the product
     invoices = "where can I download my invoice pdf"
     assert target(infer(customer, "cli", invoices)) == target(infer(customer, None, invoices))

@@ -68,9 +68,13 @@ def test_each_style_shapes_the_same_info_answer_differently(customer, acme, monk
 
 
 def test_the_default_typology_shapes_an_answer_without_a_typology_hint(customer):
+    from inference.models import InferenceLog
+
     body = infer(customer)  # the release's default typology, quick-answer: concise
     assert body["outcome"]["response_style"] == "concise"
     assert len(sentences(body["outcome"]["answer"])) <= CONCISE_SENTENCES
+    log = InferenceLog.objects.get(request_id=body["request_id"])
+    assert log.outcome_details["response_style"] == "concise"  # the trace shows how it was shaped
 
 
 def test_an_action_message_takes_formal_only(customer, acme, monkeypatch):

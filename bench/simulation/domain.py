@@ -2,8 +2,8 @@
 
 "Orbit Hosting" support: three clusters (account, billing, deploy), 15 true intents. Every intent has
 a *fact* — the sentence a good answer rests on — and paraphrased prompts. The knowledge pack the
-platform starts from (``pack``) is what a hurried expert would have written, with five planted defects
-the offline loop should find:
+platform starts from (``pack``) is what a hurried expert would have written, with planted defects the
+offline loop should find:
 
 ===================  ===========================================================================
 defect               what is wrong in the starting pack
@@ -15,7 +15,20 @@ defect               what is wrong in the starting pack
                      only through ``N-runtime-issues``
 ``stale_edge``       ``N-capacity`` → ``N-legacy-migrate`` (a retired flow) is the heavy edge, so
                      capacity requests end on an action that fails
+``obsolete``         ``N-domain-verify-legacy``, an Action of a retired feature (the old DNS TXT check),
+                     is still ACTIVE under ``Custom domains``: domain requests that land on it fail,
+                     night after night (fixed by OBSOLESCENCE: deprecate it)
+``reattach``         the ``Build failures`` label (and ``N-build-failed``) sits in the ``billing`` cluster
+                     although failed builds are deployment requests (fixed by LABEL_REATTACH to
+                     ``deploy``)
+``consolidation``    the pack has no node for rolling back a deployment; simulated users write that
+                     fact (``MEMORY_FACT``) into their USER memory night after night (fixed by the
+                     NODE_ADD the memory generator proposes from the consolidated GLOBAL unit); no
+                     simulated intent asks for it, so routing accuracy does not measure it
 ===================  ===========================================================================
+
+``obsolete`` needs negative outcomes on ``min_nights`` distinct days and ``consolidation`` needs
+sessions ≥ 24 h apart: the runner puts night *k* on simulated day *k* (``bench.simulation.runner``).
 
 The *oracle* knows which node serves which intent: a node serves intent I when its chunk carries I's
 fact and no other intent's fact (a node carrying two facts serves neither well).
@@ -68,6 +81,14 @@ FACTS: dict[str, str] = {
     "legacy": (
         "Legacy v1 instances could be migrated to the v2 instance family to get more memory; this flow was "
         "retired in 2024."
+    ),
+    "legacy_dns": (
+        "Custom domains used to be verified by a TXT record checked by the legacy DNS verifier; that check "
+        "was retired in 2025."
+    ),
+    "rollback": (
+        "To roll back a deployment, open Deployments › History and click Redeploy on the previous release; "
+        "the rollback takes about a minute."
     ),
     "domain": (
         "Add a custom domain under Settings › Domains and create the CNAME record shown there; TLS certificates "
@@ -313,7 +334,16 @@ DEFECTS: tuple[Defect, ...] = (
     Defect("child_label", "LABEL_ADD", {"parent": "L00003", "intent": "currency"}),
     Defect("detour", "EDGE_ADD", {"source": "N-deploy-troubleshoot", "target": "N-restart-app"}),
     Defect("stale_edge", "EDGE_INHIBIT", {"edge": ("N-capacity", "N-legacy-migrate", "LEADS_TO")}),
+    Defect("obsolete", "OBSOLESCENCE", {"node": "N-domain-verify-legacy"}),
+    Defect("reattach", "LABEL_REATTACH", {"label": "L00010", "cluster": "deploy"}),
+    Defect("consolidation", "NODE_ADD", {"fact": "rollback", "label": "L00007"}),
 )
+
+# The ``consolidation`` defect: a fact of the true domain missing from the pack, which users write into
+# their own (USER) memory; ``MEMORY_WRITERS`` users write it once a night each, under ``MEMORY_LABEL``.
+MEMORY_FACT = FACTS["rollback"]
+MEMORY_LABEL = "L00007"
+MEMORY_WRITERS = 6
 
 
 def _label(
@@ -352,7 +382,7 @@ def _edge(source: str, target: str, type: str, weight: float, semantics: str = "
 
 
 def pack(slug: str = SLUG) -> dict[str, Any]:
-    """The starting knowledge pack (arg-pack/1) with the five planted defects."""
+    """The starting knowledge pack (arg-pack/1) with the planted defects (module doc)."""
     f = FACTS
     labels = [
         _label(
@@ -430,7 +460,7 @@ def pack(slug: str = SLUG) -> dict[str, Any]:
         _label(
             "L00010",
             "Build failures",
-            "deploy",
+            "billing",  # planted (reattach): failed builds are deployment questions
             None,
             "Builds that fail.",
             ["my build failed", "build error during deploy"],
@@ -504,7 +534,7 @@ def pack(slug: str = SLUG) -> dict[str, Any]:
         ),
         _node("N-restart-app", "Action", "Restart the application", f["restart"], ["L00008"], "deploy"),
         _node("N-deploy-logs", "Info", "Deployment logs", f["logs"], ["L00009"], "deploy"),
-        _node("N-build-failed", "Info", "Fix a failed build", f["build"], ["L00010"], "deploy"),
+        _node("N-build-failed", "Info", "Fix a failed build", f["build"], ["L00010"], "billing"),
         _node(
             "N-capacity",
             "Decision",
@@ -523,6 +553,14 @@ def pack(slug: str = SLUG) -> dict[str, Any]:
         ),
         _node("N-scale-up", "Action", "Scale up the instance", f["scale"], ["L00012"], "deploy"),
         _node("N-custom-domain", "Info", "Add a custom domain", f["domain"], ["L00013"], "deploy"),
+        _node(  # planted (obsolete): a retired feature still reachable from the custom-domain label
+            "N-domain-verify-legacy",
+            "Action",
+            "Verify a custom domain with the legacy DNS check",
+            f["legacy_dns"],
+            ["L00013"],
+            "deploy",
+        ),
         _node(
             "N-oos",
             "OutOfScope",

@@ -10,7 +10,13 @@
   ``inference.feedback.feedback_record``, the others stay silent (weak signals). Then one night of the
   offline loop runs (``review.loop.run.offline_loop_run``); a simulated expert reviews the MID_CONF queue
   (approves a proposal that matches a planted defect, rejects the others) and approved proposals are
-  applied through ``proposal_apply``;
+  applied through ``proposal_apply``. Each night a few simulated users also write one fact of the true
+  domain the pack lacks (``domain.MEMORY_FACT``) into their USER memory through
+  ``memory.services.memory_write`` (the ``consolidation`` defect);
+* **the simulated clock** — night *k* of *K* sits on simulated day *k*: once a night's traffic and
+  memory writes are done, its logs, feedback and episodic memories are moved ``K − k`` days back
+  (``night_shift``), and that night's loop runs with its window ending then. Nights are thus on distinct
+  days, 24 h apart, as the lifecycle and consolidation bars require;
 * **the slow-poisoning project** — the same pack, and every night many repeated *weak* episodic
   memories from a single user segment push a false fact (refunds paid in Bitcoin) into episodic memory
   through ``memory.services.memory_write``; the loop runs there with the generators that read episodic
@@ -29,12 +35,26 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 from django.db import transaction
 
-from .domain import DEFECTS, INTENTS, POISON_SLUG, SLUG, Intent, pack, partially_serves, serves
+from .domain import (
+    DEFECTS,
+    INTENTS,
+    MEMORY_FACT,
+    MEMORY_LABEL,
+    MEMORY_WRITERS,
+    POISON_SLUG,
+    SLUG,
+    Intent,
+    facts_of,
+    pack,
+    partially_serves,
+    serves,
+)
 
 logger = logging.getLogger(__name__)
 PREFIXES = ("", "", "", "hi, ", "hello, ", "quick question: ", "please help: ", "hey ")
@@ -191,6 +211,48 @@ def traffic(world: World, night: int, requests: int) -> tuple[int, int]:
     return requests, feedback
 
 
+def night_shift(world: World, since: datetime, days: int) -> int:
+    """Move what ``world`` logged or wrote since ``since`` (real time) ``days`` days back: the night's
+    InferenceLog rows, their Feedback and the project's episodic memories (written and occurred times).
+    Returns the logs moved."""
+    from django.db.models import F
+
+    from inference.models import Feedback, InferenceLog
+    from memory.models import EpisodicMemory
+
+    if days <= 0:
+        return 0
+    delta = timedelta(days=days)
+    with transaction.atomic():
+        logs = InferenceLog.objects.filter(project=world.project, created_at__gte=since)
+        Feedback.objects.filter(log__in=logs, created_at__gte=since).update(
+            created_at=F("created_at") - delta
+        )
+        moved = logs.update(created_at=F("created_at") - delta)
+        EpisodicMemory.objects.filter(project=world.project, created_at__gte=since).update(
+            created_at=F("created_at") - delta, occurred_at=F("occurred_at") - delta
+        )
+    return moved
+
+
+def remember(world: World, night: int) -> int:
+    """``MEMORY_WRITERS`` users each write ``MEMORY_FACT`` into their USER memory, one session a night
+    (the ``consolidation`` defect; ``night_shift`` then dates the episodes on the night's day)."""
+    from memory.services import memory_write
+
+    for user, channel in world.users[:MEMORY_WRITERS]:
+        memory_write(
+            project=world.project,
+            text=MEMORY_FACT,
+            scope="USER",
+            user_id=user,
+            session_id=f"{world.project.slug}-{user}-night{night}",
+            label_ids=(MEMORY_LABEL,),
+            provenance={"role": "member", "channel": channel},
+        )
+    return MEMORY_WRITERS
+
+
 def poison(world: World, night: int, episodes: int) -> int:
     """Many repeated weak episodes of a false fact, all from one user segment (the web channel)."""
     from memory.services import memory_write
@@ -237,10 +299,7 @@ def defect_of(proposal: Any, intent_of: dict[str, str], label_origin: dict[str, 
     ops = proposal.changeset or []
     if proposal.kind == "SPLIT" and evidence.get("node") == "N-signin":
         return "split"
-    if proposal.kind == "MERGE" and {evidence.get("survivor"), evidence.get("duplicate")} == {
-        "N-billing-email",
-        "N-invoice-recipient",
-    }:
+    if proposal.kind == "MERGE" and _merged_pair(evidence, ops) == {"N-billing-email", "N-invoice-recipient"}:
         return "merge"
     if proposal.kind == "LABEL_ADD":
         examples = evidence.get("examples") or []
@@ -262,7 +321,36 @@ def defect_of(proposal: Any, intent_of: dict[str, str], label_origin: dict[str, 
         for op in ops
     ):
         return "stale_edge"
+    if proposal.kind == "OBSOLESCENCE" and any(
+        op.get("op") == "node_status"
+        and op.get("node_id") == "N-domain-verify-legacy"
+        and op.get("status") in ("DEPRECATED", "REMOVED")
+        for op in ops
+    ):
+        return "obsolete"
+    if proposal.kind == "LABEL_REATTACH" and any(
+        op.get("op") == "label_move" and op.get("label_id") == "L00010" and op.get("cluster") == "deploy"
+        for op in ops
+    ):
+        return "reattach"
+    if proposal.kind == "NODE_ADD" and any(
+        op.get("op") == "node_add" and "rollback" in facts_of(op.get("chunk") or "") for op in ops
+    ):
+        return "consolidation"
     return None
+
+
+def _merged_pair(evidence: dict[str, Any], ops: list[dict[str, Any]]) -> set[str]:
+    """The two nodes a MERGE proposal folds together: named by its evidence (``survivor``/``duplicate``
+    or ``a``/``b``), else the nodes its changeset deprecates or redirects."""
+    for first, second in (("survivor", "duplicate"), ("a", "b")):
+        if evidence.get(first) and evidence.get(second):
+            return {str(evidence[first]), str(evidence[second])}
+    named = [
+        op.get("node_id") for op in ops if op.get("op") == "node_status" and op.get("status") == "DEPRECATED"
+    ]
+    named += [op.get("source") for op in ops if op.get("op") == "alias_set"]
+    return {str(n) for n in named if n}
 
 
 def _label_origin(proposals: list[Any], matched: dict[int, str | None]) -> dict[str, str]:
@@ -336,11 +424,19 @@ def simulate(
     report.accuracy_before, report.path_length_before = routing(world)
     say(f"routing accuracy before: {report.accuracy_before:.1%}")
     matched: dict[int, str | None] = {}
+    from django.utils import timezone
+
     for night in range(1, nights + 1):
+        started = timezone.now()
         n, fb = traffic(world, night, requests)
+        remember(world, night)
+        night_shift(world, started, nights - night)
         say(f"night {night}: {n} requests, {fb} explicit signals")
         run = offline_loop_run(
-            project=world.project, idempotency_key=f"sim-{seed}-{night}", overrides=overrides
+            project=world.project,
+            idempotency_key=f"sim-{seed}-{night}",
+            overrides=overrides,
+            window_end=timezone.now() - timedelta(days=nights - night),
         )
         proposals = list(Proposal.objects.filter(project=world.project).order_by("pk"))
         label_origin = _label_origin(proposals, matched)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -52,3 +53,48 @@ def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autoc
     assert 1 <= len(rerouted) <= 8 and len(rerouted) <= split.replay["changed_targets"]
     assert all(r["before"] != r["after"] and r["prompt"] for r in rerouted)
     assert {r["before"] for r in rerouted} <= set(split.target_keys)
+
+
+def _proposal(kind: str, evidence: dict | None = None, ops: list | None = None) -> SimpleNamespace:
+    return SimpleNamespace(kind=kind, evidence=evidence or {}, changeset=ops or [])
+
+
+def test_defect_of_recognises_the_fixes_of_the_planted_defects_and_nothing_else():
+    from bench.simulation.domain import FACTS, MEMORY_FACT
+    from bench.simulation.runner import defect_of
+
+    pair = ("N-billing-email", "N-invoice-recipient")
+    merges = [
+        _proposal("MERGE", {"survivor": pair[0], "duplicate": pair[1]}),
+        _proposal("MERGE", {"a": pair[1], "b": pair[0]}),
+        _proposal(  # no pair in the evidence: the nodes its changeset deprecates and redirects
+            "MERGE",
+            ops=[
+                {"op": "node_add", "node_id": "N-billing-email.m1", "chunk": FACTS["billemail"]},
+                {"op": "node_status", "node_id": pair[0], "status": "DEPRECATED", "reason": "merged"},
+                {"op": "node_status", "node_id": pair[1], "status": "DEPRECATED", "reason": "merged"},
+                {"op": "alias_set", "source": pair[0], "targets": ["N-billing-email.m1"]},
+                {"op": "alias_set", "source": pair[1], "targets": ["N-billing-email.m1"]},
+            ],
+        ),
+    ]
+    assert [defect_of(p, {}, {}) for p in merges] == ["merge"] * 3
+    assert defect_of(_proposal("MERGE", {"a": pair[0], "b": "N-invoices-overview"}), {}, {}) is None
+
+    deprecate = {"op": "node_status", "node_id": "N-domain-verify-legacy", "status": "DEPRECATED"}
+    assert defect_of(_proposal("OBSOLESCENCE", ops=[deprecate]), {}, {}) == "obsolete"
+    assert (
+        defect_of(_proposal("OBSOLESCENCE", ops=[{**deprecate, "node_id": "N-custom-domain"}]), {}, {})
+        is None
+    )
+
+    move = {"op": "label_move", "label_id": "L00010", "cluster": "deploy", "parent": None}
+    assert defect_of(_proposal("LABEL_REATTACH", ops=[move]), {}, {}) == "reattach"
+    assert defect_of(_proposal("LABEL_REATTACH", ops=[{**move, "cluster": "account"}]), {}, {}) is None
+
+    add = {"op": "node_add", "node_id": "N-mem-x", "chunk": MEMORY_FACT}
+    assert defect_of(_proposal("NODE_ADD", {"consolidated": True}, [add]), {}, {}) == "consolidation"
+    assert (
+        defect_of(_proposal("NODE_ADD", ops=[{**add, "chunk": "Refunds are paid in Bitcoin."}]), {}, {})
+        is None
+    )

@@ -58,6 +58,23 @@ _CONTRACTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
+def _written_out(repl: str) -> Callable[[re.Match[str]], str]:
+    """The replacement of a contraction by ``repl``, keeping the case of its first letter ("Won't" →
+    "Will not")."""
+
+    def write(match: re.Match[str]) -> str:
+        written = match.expand(repl)
+        return (written[:1].upper() if match.group(0)[:1].isupper() else written[:1]) + written[1:]
+
+    return write
+
+
+_COMPILED = tuple(
+    (re.compile(pattern.replace("'", "['’]"), re.IGNORECASE), _written_out(repl))
+    for pattern, repl in _CONTRACTIONS
+)
+
+
 def style_of(typology: Mapping[str, Any] | None) -> str | None:
     """The typology's response style, or None when it names none the platform knows."""
     style = (typology or {}).get("response_style")
@@ -92,20 +109,11 @@ def formal(text: str) -> str:
     """``text`` without a casual opener and with its contractions written out (case kept on the first
     letter: "Don't" → "Do not")."""
     text = _OPENER.sub("", text, count=1) or text
-    for pattern, repl in _CONTRACTIONS:
-        text = re.sub(pattern.replace("'", "['’]"), _written_out(repl), text, flags=re.IGNORECASE)
+    if "'" not in text and "’" not in text:  # no contraction to write out
+        return text[:1].upper() + text[1:] if text else text
+    for pattern, write in _COMPILED:
+        text = pattern.sub(write, text)
     return text[:1].upper() + text[1:] if text else text
-
-
-def _written_out(repl: str) -> Callable[[re.Match[str]], str]:
-    """The replacement of a contraction by ``repl``, keeping the case of its first letter ("Won't" →
-    "Will not")."""
-
-    def write(match: re.Match[str]) -> str:
-        written = match.expand(repl)
-        return (written[:1].upper() if match.group(0)[:1].isupper() else written[:1]) + written[1:]
-
-    return write
 
 
 def styled_outcome(outcome: Outcome, typology: Mapping[str, Any] | None, *, chunk: str = "") -> Outcome:

@@ -102,3 +102,22 @@ def test_products_are_validated_and_kept_by_export(acme):
     assert exported["N-deploy-preview-faq"] == ["cli", "api"]
     assert exported["N-deploy-preview-envs"] == ["dashboard"]
     assert exported["N-global-support-hours"] is None  # untagged nodes carry no key
+
+
+def test_a_pack_with_a_malformed_product_key_is_refused_where_it_says_it(tmp_path, db):
+    from arg_platform.errors import RuleViolation
+    from projects.models import Project
+    from taxonomy.packs import pack_import, pack_read
+
+    from .conftest import SMALL_PACK
+
+    pack = yaml.safe_load(SMALL_PACK.read_text())
+    pack["nodes"][1]["products"] = ["Mobile App"]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(pack, sort_keys=False, allow_unicode=True))
+    with pytest.raises(RuleViolation) as info:
+        pack_import(pack_read(path))
+    (violation,) = info.value.violations
+    assert violation.rule == "graph.node_products" and violation.field == "products"
+    assert "nodes[1]" in violation.location
+    assert not Project.objects.filter(slug=pack["project"]["slug"]).exists()  # nothing written

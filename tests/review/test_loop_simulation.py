@@ -20,9 +20,11 @@ def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autoc
     settings.REVIEW_EMAIL = False
     with loopback_server(lambda request: Reply(204, b"")) as hook:
         settings.REVIEW_WEBHOOK_URL = hook.url + "/review-hook"
-        report = simulate(seed=1, nights=1, requests=300, poison_episodes=20)
+        report = simulate(seed=1, nights=1, requests=400, poison_episodes=20)
 
-    assert report.recall >= 0.8
+    # recall over the five defects one night can show; the lifecycle and consolidation defects below
+    first_five = ("split", "merge", "child_label", "detour", "stale_edge")
+    assert sum(1 for d in first_five if report.matched[d]) / len(first_five) >= 0.8
     assert report.precision >= 0.9
     assert report.silence_autocommits == 0
     assert report.poisoning_autocommits == 0
@@ -37,6 +39,16 @@ def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autoc
     assert report.accuracy_after > report.accuracy_before
     assert report.path_length_after < report.path_length_before  # the detour became a shortcut
     assert {k for k, v in report.matched.items() if v} >= {"split", "merge", "detour", "stale_edge"}
+    # The misplaced label is found on the first night; the change moves no request (the build requests
+    # already reach their node), so replay scores it about zero and it waits in the backlog.
+    [reattach] = Proposal.objects.filter(kind="LABEL_REATTACH")
+    assert report.matched["reattach"] == [reattach.pk]
+    assert reattach.evidence["from_cluster"] == "billing" and reattach.evidence["to_cluster"] == "deploy"
+    assert reattach.confidence_bin == "LOW_CONF"
+    # One night is one simulated day: negatives on one day deprecate nothing, and the users' fact, written
+    # in sessions of one day, is not consolidated (no GLOBAL unit, no node proposal).
+    assert report.matched["obsolete"] == [] and report.matched["consolidation"] == []
+    assert not Proposal.objects.filter(kind__in=("OBSOLESCENCE", "NODE_ADD"), project__slug="sim-orbit")
     assert re.fullmatch(
         r"SUMMARY proposal_precision=\d\.\d{3} proposal_recall=\d\.\d{3} autocommits=\d+ silence_autocommits=0 "
         r"poisoning_autocommits=0 accuracy_before=\d+\.\d accuracy_after=\d+\.\d",

@@ -110,3 +110,50 @@ def test_defect_of_recognises_the_fixes_of_the_planted_defects_and_nothing_else(
         defect_of(_proposal("NODE_ADD", ops=[{**add, "chunk": "Refunds are paid in Bitcoin."}]), {}, {})
         is None
     )
+
+
+@pytest.mark.django_db
+def test_three_simulated_days_deprecate_the_retired_action_and_consolidate_the_users_fact(
+    fresh_snapshots, settings
+):
+    """Nights on distinct simulated days: the lifecycle and consolidation defects become findable."""
+    from bench.simulation.domain import DEFECTS, MEMORY_FACT, MEMORY_WRITERS
+    from bench.simulation.runner import simulate
+    from inference.models import InferenceLog
+    from memory.models import InfoUnit, InfoUnitEvent, Scope
+    from review.models import Proposal
+
+    settings.REVIEW_EMAIL = False
+    settings.REVIEW_WEBHOOK_URL = ""
+    # 500 requests a night (the command's default): at 400 the retired action gets 19 outcome-bearing
+    # landings in this test's three days, one under min_landings (see docs/benchmarks.md)
+    report = simulate(seed=1, nights=3, requests=500, poison_episodes=5)
+
+    days = {
+        d.date()
+        for d in InferenceLog.objects.filter(project__slug="sim-orbit").values_list("created_at", flat=True)
+    }
+    assert len(days) == 3  # night k on simulated day k
+    assert {k for k, v in report.matched.items() if v} == {d.key for d in DEFECTS}
+    assert report.precision == 1.0 and report.recall == 1.0
+    assert report.autocommits == 0 and report.silence_autocommits == 0 and report.poisoning_autocommits == 0
+    assert report.accuracy_after > report.accuracy_before
+
+    # Persistent negatives on three days deprecate the retired action (night 3); the expert applies it.
+    [obsolete] = Proposal.objects.filter(kind="OBSOLESCENCE", project__slug="sim-orbit")
+    assert report.matched["obsolete"] == [obsolete.pk]
+    assert obsolete.evidence["trigger"] == "negatives" and obsolete.evidence["negative_days"] == 3
+    assert obsolete.evidence["node"] == "N-domain-verify-legacy"
+    assert obsolete.confidence_bin == "MID_CONF" and obsolete.status == "APPLIED"
+
+    # The users' fact became one GLOBAL semantic unit backed by every writer, and the memory generator
+    # proposed its node. No request asks for it, so replay sees only requests the node would take from
+    # nodes that serve them: the score is negative and the proposal waits in the backlog.
+    [semantic] = InfoUnit.objects.filter(project__slug="sim-orbit", scope=Scope.GLOBAL)
+    support = InfoUnitEvent.objects.filter(unit=semantic, kind=InfoUnitEvent.Kind.CONSOLIDATED).last().details
+    assert support["subjects"] == MEMORY_WRITERS and support["span_hours"] >= 24
+    [node_add] = Proposal.objects.filter(kind="NODE_ADD", project__slug="sim-orbit")
+    assert report.matched["consolidation"] == [node_add.pk]
+    assert node_add.evidence["consolidated"] is True and node_add.evidence["sources"] == MEMORY_WRITERS
+    assert [op["chunk"] for op in node_add.changeset if op["op"] == "node_add"] == [MEMORY_FACT]
+    assert node_add.confidence_bin == "LOW_CONF" and node_add.score < 0

@@ -355,13 +355,13 @@ def _merged_pair(evidence: dict[str, Any], ops: list[dict[str, Any]]) -> set[str
 
 def _label_origin(proposals: list[Any], matched: dict[int, str | None]) -> dict[str, str]:
     """LabelIDs issued by applied LABEL_ADD proposals → the defect that proposal fixed."""
-    out = {}
+    out: dict[str, str] = {}
     for p in proposals:
         if p.kind != "LABEL_ADD" or p.status != "APPLIED" or not matched.get(p.pk):
             continue
         decision = p.decisions.filter(action="APPLY", status_after="APPLIED").last()
         for label_id in ((decision.changes or {}).get("label_map") or {}).values() if decision else ():
-            out[label_id] = matched[p.pk]  # type: ignore[assignment]
+            out[label_id] = str(matched[p.pk])  # a matched proposal: its defect's key
     return out
 
 

@@ -42,7 +42,8 @@ from typing import Any
 
 SLUG = "sim-orbit"
 POISON_SLUG = "sim-orbit-poison"
-HANDLER = "python:billing.reissue_invoice"  # a registered demo handler: the simulation only dry-runs actions
+HANDLER = "python:billing.reissue_invoice"  # a demo handler: the simulation only dry-runs actions
+HANDLER_MODULE = "packs.demo.handlers"  # registers HANDLER (the runner imports it whatever the settings say)
 
 FACTS: dict[str, str] = {
     "reset": (

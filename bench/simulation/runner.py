@@ -43,6 +43,7 @@ from django.db import transaction
 
 from .domain import (
     DEFECTS,
+    HANDLER_MODULE,
     INTENTS,
     MEMORY_FACT,
     MEMORY_LABEL,
@@ -112,12 +113,16 @@ class World:
     """One simulated project: its pack, its users, its prompt → intent book."""
 
     def __init__(self, slug: str, seed: int) -> None:
+        import importlib
+
         from ontology.releases import release_publish
         from ontology.snapshot_registry import registry
         from projects.models import Project
         from taxonomy.packs import pack_import
         from taxonomy.packs.reader import PackDocument
 
+        # the pack's actions name a demo handler: without it every dry run would fail, silent users' too
+        importlib.import_module(HANDLER_MODULE)
         base, n = slug, 1
         while Project.objects.filter(slug=slug).exists():  # a fresh project per simulation run
             n += 1

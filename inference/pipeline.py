@@ -288,6 +288,16 @@ def _routed(request: InferenceRequest, params: RoutingParams) -> InferenceResult
                 prompt_vec=prompt_vec,
                 memory_signal=memory_signal,
             )
+        if result.route.target is None:
+            if result.route.reason == "start_forbidden":  # the policy gates the landing point itself
+                result.step_flags = (*result.step_flags, "route:start_forbidden")
+                result.outcome = _out_of_scope(snapshot, result.landing, decision)
+                result.explanation = _explain(result, snapshot, runtime)
+                return result
+            # no terminal within reach (hop caps, inhibited exits): the landing point answers itself, and
+            # the flag ``route:no_terminal`` tells the trace and the offline loop
+            result.route = replace(result.route, target=start, path_nodes=result.route.path_nodes or (start,))
+            result.step_flags = (*result.step_flags, f"route:{result.route.reason}")
         target = result.route.target or start
         node = snapshot.node(target)
         with _step(result, "outcome"):

@@ -219,7 +219,8 @@ def traffic(world: World, night: int, requests: int) -> tuple[int, int]:
 def night_shift(world: World, since: datetime, days: int) -> int:
     """Move what ``world`` logged or wrote since ``since`` (real time) ``days`` days back: the night's
     InferenceLog rows, their Feedback and the project's episodic memories (written and occurred times).
-    Returns the logs moved."""
+    Other rows (releases, proposals, InfoUnits, action executions) keep real time. Returns the logs
+    moved."""
     from django.db.models import F
 
     from inference.models import Feedback, InferenceLog
@@ -419,6 +420,8 @@ def simulate(
     overrides: dict[str, Any] | None = None,
 ) -> SimulationReport:
     """Run the whole simulation (see the module doc) and return its report."""
+    from django.utils import timezone
+
     from review.loop.run import offline_loop_run
     from review.models import Proposal
 
@@ -429,8 +432,6 @@ def simulate(
     report.accuracy_before, report.path_length_before = routing(world)
     say(f"routing accuracy before: {report.accuracy_before:.1%}")
     matched: dict[int, str | None] = {}
-    from django.utils import timezone
-
     for night in range(1, nights + 1):
         started = timezone.now()
         n, fb = traffic(world, night, requests)

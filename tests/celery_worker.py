@@ -7,7 +7,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -72,3 +73,14 @@ def celery_worker(
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, *, every: float = 0.25) -> bool:
+    """Poll ``predicate`` until it is truthy (``True``) or ``timeout`` seconds have passed (``False``):
+    how a test waits for what a worker does in another process."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return False

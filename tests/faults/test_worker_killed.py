@@ -32,19 +32,10 @@ from ontology.releases import release_snapshot
 from ontology.store import get_graph_store
 from ontology.tasks import release_publish_task
 from taxonomy.packs import pack_import, pack_read
-from tests.celery_worker import celery_worker
+from tests.celery_worker import celery_worker, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL_PACK = ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml"
-
-
-def _wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.25)
-    return False
 
 
 @pytest.fixture
@@ -62,7 +53,7 @@ def drill_worker(tmp_path):
 def _kill_the_paused_attempt(drill: dict, *, timeout: float = 150) -> int:
     """Wait until an armed publication pauses, SIGKILL that pool process, return its pid."""
     folder: Path = drill["dir"]
-    assert _wait_for(lambda: any(folder.glob("paused-*")), timeout), drill["log"].read_text()[-3000:]
+    assert wait_for(lambda: any(folder.glob("paused-*")), timeout), drill["log"].read_text()[-3000:]
     paused = next(folder.glob("paused-*"))
     victim = int(paused.name.split("-")[1])
     assert victim != drill["proc"].pid  # a pool process, not the worker's main process
@@ -89,7 +80,7 @@ def test_release_jobs_killed_half_way_are_retried_and_publish_once(drill_worker)
     _kill_the_paused_attempt(drill_worker)
     assert Release.objects.filter(project=project).count() == 0  # killed before anything was written
 
-    assert _wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED, 180), drill_worker[
+    assert wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED, 180), drill_worker[
         "log"
     ].read_text()[-3000:]
     job.refresh_from_db()
@@ -108,7 +99,7 @@ def test_release_jobs_killed_half_way_are_retried_and_publish_once(drill_worker)
     ]
     # the same message delivered once more (a duplicate after a broker failover) applies nothing
     celery_app.send_task("ontology.release_publish", args=[job.pk])
-    assert _wait_for(lambda: not any(queue.iterdir()), 60)
+    assert wait_for(lambda: not any(queue.iterdir()), 60)
     time.sleep(1.0)
     assert Release.objects.filter(project=project).count() == 1
     assert Job.objects.get(pk=job.pk).params["attempts"] == 2
@@ -141,7 +132,7 @@ def test_release_jobs_killed_half_way_are_retried_and_publish_once(drill_worker)
     def done() -> bool:
         return Job.objects.get(pk=apply_job.pk).status == Job.Status.SUCCEEDED
 
-    assert _wait_for(done, 180), drill_worker["log"].read_text()[-3000:]
+    assert wait_for(done, 180), drill_worker["log"].read_text()[-3000:]
     proposal.refresh_from_db()
     apply_job.refresh_from_db()
     versions = list(
@@ -156,7 +147,7 @@ def test_release_jobs_killed_half_way_are_retried_and_publish_once(drill_worker)
     assert [e.weight for e in edges if e.target == "N-resend-invoice"] == [0.85]
     # a duplicate message publishes nothing
     celery_app.send_task("review.apply_approved", args=[apply_job.pk])
-    assert _wait_for(lambda: not any(queue.iterdir()), 60)
+    assert wait_for(lambda: not any(queue.iterdir()), 60)
     time.sleep(1.0)
     assert Release.objects.filter(project=project).count() == 2
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -13,22 +12,13 @@ from django.conf import settings
 from arg_platform.models import Job
 from arg_platform.request_id import set_request_id
 from arg_platform.tasks import job_probe_task
-from tests.celery_worker import celery_worker
+from tests.celery_worker import celery_worker, wait_for
 
 
 @pytest.fixture
 def worker():
     with celery_worker(stdout=subprocess.PIPE) as proc:
         yield proc
-
-
-def _wait_for(predicate, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.25)
-    return False
 
 
 @pytest.mark.worker
@@ -41,7 +31,7 @@ def test_worker_runs_task_once_and_request_id_travels(worker):
         job_probe_task.delay(job.pk)  # a duplicated message must not apply twice
     finally:
         set_request_id(None)
-    assert _wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED), (
+    assert wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED, 60.0), (
         "worker never ran the task"
     )
     job.refresh_from_db()
@@ -50,6 +40,6 @@ def test_worker_runs_task_once_and_request_id_travels(worker):
     assert job.result["worker_pid"] != os.getpid()
     first_result = dict(job.result)
     queue = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
-    assert _wait_for(lambda: not any(queue.iterdir())), "second message never consumed"
+    assert wait_for(lambda: not any(queue.iterdir()), 60.0), "second message never consumed"
     job.refresh_from_db()
     assert job.result == first_result

@@ -6,7 +6,6 @@ consolidation step writes nothing twice."""
 from __future__ import annotations
 
 import json
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from tests.celery_worker import celery_worker
+from tests.celery_worker import celery_worker, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL_PACK = ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml"
@@ -68,15 +67,6 @@ def _users_write(project: Any, text: str, label: str, users: list[str]) -> None:
     )
 
 
-def _wait_for(predicate: Any, timeout: float = 180.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.5)
-    return False
-
-
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_the_nightly_loop_consolidates_shared_user_facts_into_a_reviewed_node_proposal():
@@ -90,8 +80,8 @@ def test_the_nightly_loop_consolidates_shared_user_facts_into_a_reviewed_node_pr
 
     with celery_worker():
         offline_nightly_task.delay()
-        assert _wait_for(
-            lambda: OfflineRun.objects.filter(project=project).exclude(status="RUNNING").exists()
+        assert wait_for(
+            lambda: OfflineRun.objects.filter(project=project).exclude(status="RUNNING").exists(), 180.0
         ), "the nightly run never finished"
 
     run = OfflineRun.objects.get(project=project)

@@ -3,14 +3,13 @@ Job row, and a real worker applying a duplicated step message once."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
 
-from tests.celery_worker import celery_worker
+from tests.celery_worker import celery_worker, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,15 +71,6 @@ def worker() -> Any:
         yield proc
 
 
-def _wait_for(predicate: Any, timeout: float = 90.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.25)
-    return False
-
-
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_a_duplicated_step_message_once(worker, stored_proposal):
@@ -105,7 +95,7 @@ def test_a_real_worker_runs_a_duplicated_step_message_once(worker, stored_propos
     offline_bin_task.delay(run.pk)
     offline_bin_task.delay(run.pk)  # a duplicated message must not bin twice
 
-    assert _wait_for(lambda: OfflineRun.objects.get(pk=run.pk).status != "RUNNING"), (
+    assert wait_for(lambda: OfflineRun.objects.get(pk=run.pk).status != "RUNNING", 90.0), (
         "the worker never finished"
     )
     run.refresh_from_db()
@@ -115,7 +105,7 @@ def test_a_real_worker_runs_a_duplicated_step_message_once(worker, stored_propos
     assert run.stats["steps"]["bin"]["bins"] == {"HIGH_CONF": 0, "MID_CONF": 1, "LOW_CONF": 0}
     assert run.job.status == "SUCCEEDED" and run.job.progress == 1.0
     queue = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
-    assert _wait_for(lambda: not any(queue.iterdir())), "the duplicated message was never consumed"
+    assert wait_for(lambda: not any(queue.iterdir()), 90.0), "the duplicated message was never consumed"
     run.refresh_from_db()
     assert run.job.log.count("[bin] started") == 1
     assert ProposalDecision.objects.filter(proposal=proposal).count() == 0
@@ -168,7 +158,7 @@ def test_a_real_worker_gates_auto_commit_on_geDIG_thresholds_from_earlier_nights
         tonight[name] = proposal
 
     offline_bin_task.delay(run.pk)
-    assert _wait_for(lambda: OfflineRun.objects.get(pk=run.pk).status != "RUNNING"), (
+    assert wait_for(lambda: OfflineRun.objects.get(pk=run.pk).status != "RUNNING", 90.0), (
         "the worker never finished"
     )
 

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from django.utils import timezone
 
+from tests.celery_worker import celery_worker, wait_for
 from tests.review.loop_fixtures import SMALL_PACK
 
 pytestmark = pytest.mark.django_db
@@ -270,6 +271,31 @@ def test_persistent_negatives_over_several_nights_are_proposed_deprecated_and_a_
     assert proposal.status == "APPLIED" and job["result"]["release"] == proposal.applied_release.version
     node = _active_state(project).nodes["N-invoice-archive"]
     assert node.status == "DEPRECATED" and "persistent negative" in node.status_reason
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_nightly_task_on_a_real_worker_proposes_the_deprecation(tmp_path, fresh_snapshots):
+    """The same persistent negatives, through the beat's nightly task on a real Celery worker, with the
+    generators the settings list: the OBSOLESCENCE proposal is replayed, binned and queued for review."""
+    from review.loop.tasks import offline_nightly_task
+    from review.models import OfflineRun
+
+    project, release = _release(tmp_path, days_ago=10)
+    _negative_traffic(project, release, days=4, per_day=8, negative_every=5)
+
+    with celery_worker():
+        offline_nightly_task.delay()
+        assert wait_for(
+            lambda: OfflineRun.objects.filter(project=project).exclude(status="RUNNING").exists(), 180.0
+        ), "the nightly run never finished"
+
+    run = OfflineRun.objects.get(project=project)
+    assert run.status == "SUCCEEDED", run.stats
+    proposal = _proposal(project, "OBSOLESCENCE", "N-invoice-archive")
+    assert proposal.run_id == run.pk and proposal.evidence["trigger"] == "negatives"
+    assert proposal.status == "PENDING_REVIEW", proposal.replay.get("bin_reason")
+    assert proposal.replay["gedig_gate"]["source"] == "fixed"  # a first night: no gauges to calibrate on
 
 
 def test_negatives_on_a_single_night_or_too_few_landings_propose_nothing(tmp_path, fresh_snapshots):

@@ -75,3 +75,17 @@ def store_proposal(
 def stored_proposal() -> Callable[..., Any]:
     """``store_proposal`` as a fixture."""
     return store_proposal
+
+
+def nightly_run_on_worker(project: Any, timeout: float = 180.0) -> Any:
+    """Run the beat's nightly task on a real Celery worker and return ``project``'s finished OfflineRun."""
+    from review.loop.tasks import offline_nightly_task
+    from review.models import OfflineRun
+    from tests.celery_worker import celery_worker, wait_for
+
+    with celery_worker():
+        offline_nightly_task.delay()
+        assert wait_for(
+            lambda: OfflineRun.objects.filter(project=project).exclude(status="RUNNING").exists(), timeout
+        ), "the nightly run never finished"
+    return OfflineRun.objects.get(project=project)

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.utils import timezone
 
-from tests.celery_worker import celery_worker, wait_for
+from tests.review.loop_fixtures import SMALL_PACK, nightly_run_on_worker
 
-ROOT = Path(__file__).resolve().parents[2]
-SMALL_PACK = ROOT / "tests" / "taxonomy" / "fixtures" / "small_pack.yaml"
 SHARED = "The invoice PDF export times out for invoices with more than 200 lines"
 TOO_FEW = "Sign-in with the SSO button loops back to the login page on Safari"
 USERS = ["alice.martin", "bruno.keller", "chen.wei"]
@@ -71,20 +68,13 @@ def _users_write(project: Any, text: str, label: str, users: list[str]) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_the_nightly_loop_consolidates_shared_user_facts_into_a_reviewed_node_proposal():
     from memory.models import EpisodicMemory, InfoUnit
-    from review.loop.tasks import offline_nightly_task
-    from review.models import OfflineRun, Proposal
+    from review.models import Proposal
 
     project = _tiny()
     _users_write(project, SHARED, "L00001", USERS)  # three users: shared knowledge
     _users_write(project, TOO_FEW, "L00003", ["dora.ng", "emil.roth"])  # two: not enough sources
 
-    with celery_worker():
-        offline_nightly_task.delay()
-        assert wait_for(
-            lambda: OfflineRun.objects.filter(project=project).exclude(status="RUNNING").exists(), 180.0
-        ), "the nightly run never finished"
-
-    run = OfflineRun.objects.get(project=project)
+    run = nightly_run_on_worker(project)
     assert run.status == "SUCCEEDED", run.error
     consolidated = run.stats["steps"]["consolidate"]["result"]
     assert (consolidated["promoted"], consolidated["skipped_sources"]) == (1, 1)

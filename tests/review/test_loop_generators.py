@@ -23,7 +23,7 @@ from review.loop.gedig_gate import calibrate as gedig_calibrate
 from review.loop.gedig_gate import decide as gedig_decide
 from review.loop.gedig_gate import gauge_history as gedig_history
 from review.loop.generators import edges as edge_generators
-from review.loop.generators.base import Candidate, GeneratorContext
+from review.loop.generators.base import Candidate, GeneratorContext, wilson_lower, wilson_upper
 from review.loop.generators.merge import merge_changeset
 from review.loop.params import loop_params
 
@@ -572,15 +572,15 @@ def test_a_split_group_is_judged_by_the_taxonomy_region_its_weaver_labels_fall_i
 # --- split: only a node whose users report a problem ------------------------------------------------
 
 
-def test_wilson_upper_bound():
-    from review.loop.generators.split import wilson_upper
-
+def test_wilson_bounds():
     assert wilson_upper(0, 0, 1.28) == 1.0  # no signal: anything is possible
     assert wilson_upper(9, 10, 1.28) == pytest.approx(0.9695, abs=1e-4)
     assert wilson_upper(3, 10, 1.28) == pytest.approx(0.5024, abs=1e-4)
     # more signals at the same share tighten the bound towards it
     assert wilson_upper(30, 100, 1.28) < wilson_upper(3, 10, 1.28)
     assert wilson_upper(30, 100, 1.28) > 0.3
+    assert wilson_lower(0, 0, 1.28) == 0.0
+    assert wilson_lower(9, 10, 1.28) < 0.9 < wilson_upper(9, 10, 1.28)
 
 
 def test_only_nodes_whose_users_say_the_answer_helps_less_than_the_projects_are_split(monkeypatch):
@@ -614,7 +614,7 @@ def test_only_nodes_whose_users_say_the_answer_helps_less_than_the_projects_are_
     assert candidate.evidence["satisfaction"] == {
         "helpful": pytest.approx(4 / 14, abs=1e-4),
         "signals": 14,
-        "upper_bound": pytest.approx(split.wilson_upper(4, 14, loop_params().split.satisfaction_z), abs=1e-4),
+        "upper_bound": pytest.approx(wilson_upper(4, 14, loop_params().split.satisfaction_z), abs=1e-4),
         "project_helpful": pytest.approx(107 / 128, abs=1e-4),
     }
 

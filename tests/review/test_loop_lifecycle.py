@@ -15,8 +15,7 @@ import pytest
 import yaml
 from django.utils import timezone
 
-from tests.celery_worker import celery_worker, wait_for
-from tests.review.loop_fixtures import SMALL_PACK
+from tests.review.loop_fixtures import SMALL_PACK, nightly_run_on_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -278,19 +277,11 @@ def test_persistent_negatives_over_several_nights_are_proposed_deprecated_and_a_
 def test_the_nightly_task_on_a_real_worker_proposes_the_deprecation(tmp_path, fresh_snapshots):
     """The same persistent negatives, through the beat's nightly task on a real Celery worker, with the
     generators the settings list: the OBSOLESCENCE proposal is replayed, binned and queued for review."""
-    from review.loop.tasks import offline_nightly_task
-    from review.models import OfflineRun
 
     project, release = _release(tmp_path, days_ago=10)
     _negative_traffic(project, release, days=4, per_day=8, negative_every=5)
 
-    with celery_worker():
-        offline_nightly_task.delay()
-        assert wait_for(
-            lambda: OfflineRun.objects.filter(project=project).exclude(status="RUNNING").exists(), 180.0
-        ), "the nightly run never finished"
-
-    run = OfflineRun.objects.get(project=project)
+    run = nightly_run_on_worker(project)
     assert run.status == "SUCCEEDED", run.stats
     proposal = _proposal(project, "OBSOLESCENCE", "N-invoice-archive")
     assert proposal.run_id == run.pk and proposal.evidence["trigger"] == "negatives"

@@ -11,6 +11,7 @@ Nothing is written until the loop stores the candidates as ``Proposal`` rows.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -187,3 +188,34 @@ def silhouette(x: np.ndarray, assign: np.ndarray) -> float:
 def unit(v: np.ndarray) -> np.ndarray:
     norm = float(np.linalg.norm(v))
     return v / norm if norm > 0 else v
+
+
+def _wilson(successes: int, n: int, z: float) -> tuple[float, float]:
+    """The one-sided Wilson score bounds ``(lower, upper)`` of a binomial proportion (``n`` > 0)."""
+    p = successes / n
+    denominator = 1.0 + z * z / n
+    centre = p + z * z / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (centre - margin) / denominator), min(1.0, (centre + margin) / denominator)
+
+
+def wilson_lower(successes: int, n: int, z: float) -> float:
+    """One-sided Wilson score lower bound of a proportion (0 with no observations)."""
+    return _wilson(successes, n, z)[0] if n > 0 else 0.0
+
+
+def wilson_upper(successes: int, n: int, z: float) -> float:
+    """One-sided Wilson score upper bound of a proportion (1 with no observations)."""
+    return _wilson(successes, n, z)[1] if n > 0 else 1.0
+
+
+def derived_node_id(source_id: str, suffix: str, taken: set[str]) -> str:
+    """The id of a node made from ``source_id`` (a split child ``.s1``, a merged node ``.m1``): its first
+    120 characters + ``suffix``, then ``a``, ``b``… and ``-28``… while the id is ``taken`` (by a node or
+    an alias source)."""
+    base = f"{source_id[:120]}{suffix}"
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}{chr(ord('a') + n - 2)}" if n <= 27 else f"{base}-{n}"
+    return candidate

@@ -61,7 +61,7 @@ from memory.models import EpisodicMemory
 from ontology.models import Release, ReleaseBundle
 from review.changeset import AliasSet, EdgeRemove, LabelMove, NodeAttach, NodeDetach, NodeStatusSet, Op
 from review.loop.collection import UnifiedOutcome
-from review.loop.generators.base import Candidate, GeneratorContext, unit
+from review.loop.generators.base import Candidate, GeneratorContext, unit, wilson_lower
 from review.loop.shadow import BaseRelease
 
 logger = logging.getLogger(__name__)
@@ -79,17 +79,6 @@ WITH_OUTCOME = (
     int(UnifiedOutcome.FAILURE),
 )
 NEVER_DEPRECATED = frozenset({"OutOfScope", "Clarify"})  # the safe fallbacks of landing
-
-
-def wilson_lower(successes: int, n: int, z: float) -> float:
-    """One-sided Wilson score lower bound of a proportion (0 when ``n`` is 0)."""
-    if n <= 0:
-        return 0.0
-    p = successes / n
-    denominator = 1.0 + z * z / n
-    centre = p + z * z / (2 * n)
-    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, (centre - spread) / denominator)
 
 
 def release_serving_at(project_id: int, when: datetime) -> Any:

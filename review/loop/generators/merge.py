@@ -61,7 +61,7 @@ from ontology.store.port import EdgeData, GraphData, NodeData
 from review.changeset import RISK_ORDER, AliasSet, EdgeAdd, NodeAdd, NodeStatusSet, Op
 from review.changeset_apply import ChangesetConflict, changeset_apply
 from review.integrity import ACTION_TYPES, integrity_violations
-from review.loop.generators.base import Candidate, GeneratorContext, sentences, unit
+from review.loop.generators.base import Candidate, GeneratorContext, derived_node_id, sentences, unit
 
 NAME = "merge"
 VERSION = "3"
@@ -74,14 +74,8 @@ TEXT_LIMITS = {"chunk": 10_000, "description": 2_000, "staff_notes": 10_000}  # 
 
 
 def merged_node_id(survivor: str, taken: Collection[str]) -> str:
-    """AB's node id: the survivor's id (its first 120 characters) + ``.m1``, made as a split child's id
-    (``.m1a``, ``.m1b``… then ``.m1-28``… while the id is taken by a node or an alias)."""
-    base = f"{survivor[:120]}{MERGED_SUFFIX}"
-    candidate, n = base, 1
-    while candidate in taken:
-        n += 1
-        candidate = f"{base}{chr(ord('a') + n - 2)}" if n <= 27 else f"{base}-{n}"
-    return candidate
+    """AB's node id: the survivor's id + ``.m1``, made as a split child's id (``derived_node_id``)."""
+    return derived_node_id(survivor, MERGED_SUFFIX, set(taken))
 
 
 def _taken(graph: GraphData) -> set[str]:

@@ -47,7 +47,6 @@ parent → (children) for MemoryRead.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import replace
 
@@ -60,11 +59,13 @@ from review.loop.collection import UnifiedOutcome
 from review.loop.generators.base import (
     Candidate,
     GeneratorContext,
+    derived_node_id,
     distinctive_words,
     kmeans,
     sentences,
     silhouette,
     unit,
+    wilson_upper,
 )
 
 NAME = "split"
@@ -95,17 +96,6 @@ def helpful_share(confirmed: int, failures: int) -> float | None:
     """Share of helpful explicit signals (``None`` without any)."""
     n = confirmed + failures
     return confirmed / n if n else None
-
-
-def wilson_upper(successes: int, n: int, z: float) -> float:
-    """One-sided Wilson score upper bound of a binomial proportion (1.0 with no observations)."""
-    if n <= 0:
-        return 1.0
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = p + z * z / (2 * n)
-    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return min(1.0, (centre + margin) / denominator)
 
 
 def split_changeset(
@@ -143,15 +133,6 @@ def split_changeset(
     ops.append(NodeStatusSet(parent.node_id, "DEPRECATED", reason))
     ops.append(AliasSet(parent.node_id, tuple(c.node_id for c in children), reason))
     return tuple(ops)
-
-
-def _child_id(parent_id: str, k: int, taken: set[str]) -> str:
-    base = f"{parent_id[:120]}.s{k + 1}"
-    candidate, n = base, 1
-    while candidate in taken:
-        n += 1
-        candidate = f"{base}{chr(ord('a') + n - 2)}" if n <= 27 else f"{base}-{n}"
-    return candidate
 
 
 def generate(context: GeneratorContext) -> list[Candidate]:
@@ -296,7 +277,7 @@ def _candidate(
         labels = list(node.labels)
         if dominant[j] not in labels and _within(dominant[j], node.labels, label_docs):
             labels.append(dominant[j])
-        child_id = _child_id(node.node_id, j, taken)
+        child_id = derived_node_id(node.node_id, f".s{j + 1}", taken)
         taken.add(child_id)
         children.append(
             NodeData(

@@ -436,6 +436,9 @@ OFFLINE_LOOP: dict[str, object] = {
         "max_uncertain_share": 0.5,
         "min_zone_interactions": 20,
         "autocommit_kinds": ["EDGE_ADD", "EDGE_WEIGHT", "EDGE_INHIBIT", "MERGE", "LABEL_PROMOTE"],
+        # kinds that change where a label sits in the taxonomy rather than where requests go: replay
+        # measures routing, so a score within ±mid_score is "unmeasured" and goes to an expert
+        "placement_kinds": ["LABEL_REATTACH"],
         "critical_clusters": [],
         "boost_uncertain_share": 0.6,
         "boost_active_check_rate": 0.3,

@@ -171,6 +171,7 @@ class BinParams(_Section):
     max_uncertain_share: float
     min_zone_interactions: int
     autocommit_kinds: tuple[str, ...]
+    placement_kinds: tuple[str, ...]
     critical_clusters: tuple[str, ...]
     boost_uncertain_share: float
     boost_active_check_rate: float

@@ -313,6 +313,28 @@ NO_EFFECT = {
         ),
         ("EDGE_ADD", {**NO_EFFECT, "changed_targets": 2}, {}, set(), "LOW_CONF", "< 0.01"),
         ("EDGE_ADD", {**NO_EFFECT, "score": -0.05}, {}, set(), "LOW_CONF", "< 0.01"),
+        # a label's placement: replay measures routing, so a small score either way goes to an expert …
+        (
+            "LABEL_REATTACH",
+            {**GOOD, "score": -0.008, "changed_targets": 3, "gains": {"delta_fit": -0.001}},
+            {},
+            set(),
+            "MID_CONF",
+            "LABEL_REATTACH changes where a label sits in the taxonomy",
+        ),
+        (
+            "LABEL_REATTACH",
+            {**GOOD, "score": 0.002},
+            {},
+            set(),
+            "MID_CONF",
+            "within ±0.01 (no measured harm)",
+        ),
+        # … measured harm keeps the backlog, a measured gain the usual rules (never auto-committed)
+        ("LABEL_REATTACH", {**GOOD, "score": -0.01}, {}, set(), "LOW_CONF", "< 0.01"),
+        ("LABEL_REATTACH", GOOD, {}, set(), "MID_CONF", "LABEL_REATTACH proposals always go to an expert"),
+        # the same small score on a routing change is a measured effect: the score's verdict stands
+        ("EDGE_ADD", {**GOOD, "score": 0.002}, {}, set(), "LOW_CONF", "< 0.01"),
         (
             "EDGE_INHIBIT",
             {**GOOD, "violations": {"taxonomy": [], "security": ["x"]}},

@@ -40,11 +40,14 @@ def test_one_night_recovers_the_planted_defects_without_silent_or_poisoned_autoc
     assert report.path_length_after < report.path_length_before  # the detour became a shortcut
     assert {k for k, v in report.matched.items() if v} >= {"split", "merge", "detour", "stale_edge"}
     # The misplaced label is found on the first night; the change moves no request (the build requests
-    # already reach their node), so replay scores it about zero and it waits in the backlog.
+    # already reach their node), so replay scores it about zero: a placement replay cannot measure, which
+    # goes to the expert (who approves it) rather than to the backlog.
     [reattach] = Proposal.objects.filter(kind="LABEL_REATTACH")
     assert report.matched["reattach"] == [reattach.pk]
     assert reattach.evidence["from_cluster"] == "billing" and reattach.evidence["to_cluster"] == "deploy"
-    assert reattach.confidence_bin == "LOW_CONF"
+    assert abs(reattach.score) < settings.OFFLINE_LOOP["bins"]["mid_score"]
+    assert reattach.confidence_bin == "MID_CONF"
+    assert "changes where a label sits in the taxonomy" in reattach.replay["bin_reason"]
     # One night is one simulated day: negatives on one day deprecate nothing, and the users' fact, written
     # in sessions of one day, is not consolidated (no GLOBAL unit, no node proposal).
     assert report.matched["obsolete"] == [] and report.matched["consolidation"] == []
@@ -145,6 +148,11 @@ def test_three_simulated_days_deprecate_the_retired_action_and_consolidate_the_u
     assert obsolete.evidence["trigger"] == "negatives" and obsolete.evidence["negative_days"] == 3
     assert obsolete.evidence["node"] == "N-domain-verify-legacy"
     assert obsolete.confidence_bin == "MID_CONF" and obsolete.status == "APPLIED"
+
+    # The misplaced label goes to the expert on night 1 and is applied: it is not proposed again.
+    [reattach] = Proposal.objects.filter(kind="LABEL_REATTACH", project__slug="sim-orbit")
+    assert report.matched["reattach"] == [reattach.pk]
+    assert reattach.confidence_bin == "MID_CONF" and reattach.status == "APPLIED"
 
     # The users' fact became one GLOBAL semantic unit backed by every writer, and the memory generator
     # proposed its node. No request asks for it, so replay sees only requests the node would take from

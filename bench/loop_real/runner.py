@@ -34,13 +34,16 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 import bench.loop_real.handlers  # noqa: F401  (registers the worlds' Action handler)
@@ -48,7 +51,8 @@ from arg_platform.celery import app
 from arg_platform.models import Job
 from bench.loop_real.world import World
 from inference.contracts import RequestContext
-from inference.models import InferenceLog
+from inference.learning.encoder_finetune import encoder_for_documents
+from inference.models import Feedback, InferenceLog
 from inference.pipeline import InferenceRequest, run_inference
 from ontology.models import Release
 from ontology.releases import release_publish
@@ -57,7 +61,7 @@ from projects.models import Project
 from projects.services import api_token_create, membership_set
 from review.changeset import changeset_load
 from review.loop.collection import collect
-from review.loop.generators import merge
+from review.loop.generators import lifecycle, merge
 from review.loop.generators.base import GeneratorContext
 from review.loop.params import loop_params
 from review.loop.run import offline_loop_run
@@ -137,6 +141,7 @@ class Report:
     proposals: list[dict[str, Any]] = field(default_factory=list)
     intent_drops: list[dict[str, Any]] = field(default_factory=list)
     merge_gates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reattach_gates: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
 
     def summary_line(self) -> str:
@@ -161,6 +166,18 @@ class Report:
 
 
 # --- judging ------------------------------------------------------------------------------------------
+
+
+def merged_pair(evidence: dict[str, Any], ops: list[dict[str, Any]]) -> set[str]:
+    """The two nodes a MERGE folds into its new node AB: named by its evidence (``survivor`` and
+    ``duplicate``), else the nodes its changeset deprecates and redirects (A → AB, B → AB)."""
+    if evidence.get("survivor") and evidence.get("duplicate"):
+        return {str(evidence["survivor"]), str(evidence["duplicate"])}
+    named = [
+        op.get("node_id") for op in ops if op.get("op") == "node_status" and op.get("status") == "DEPRECATED"
+    ]
+    named += [op.get("source") for op in ops if op.get("op") == "alias_set"]
+    return {str(n) for n in named if n}
 
 
 class Judge:
@@ -188,8 +205,20 @@ class Judge:
         if d.kind == "SPLIT":
             return kind == "SPLIT" and evidence.get("node") == d.details["node"]
         if d.kind == "MERGE":
-            return kind == "MERGE" and {evidence.get("survivor"), evidence.get("duplicate")} == set(
-                d.details["nodes"]
+            return kind == "MERGE" and merged_pair(evidence, ops) == set(d.details["nodes"])
+        if d.key == "misfiled":
+            return kind == "LABEL_REATTACH" and any(
+                op.get("op") == "label_move"
+                and op.get("label_id") == d.details["label"]
+                and op.get("cluster") == d.details["cluster"]
+                for op in ops
+            )
+        if d.key == "retired-action":
+            return kind == "OBSOLESCENCE" and any(
+                op.get("op") == "node_status"
+                and op.get("node_id") == d.details["node"]
+                and op.get("status") in ("DEPRECATED", "REMOVED")
+                for op in ops
             )
         if d.key == "detour":
             return kind == "EDGE_ADD" and (d.details["source"], d.details["target"]) in edges_added
@@ -333,7 +362,7 @@ class Harness:
             kind = str(body["outcome"]["kind"])
             report.outcomes[kind] = report.outcomes.get(kind, 0) + 1
             report.new_intent_flags += "NEW_INTENT_CANDIDATE" in body.get("flags", [])
-            log = (
+            log: Mapping[str, Any] = (
                 InferenceLog.objects.filter(project=self.project, request_id=body["request_id"])
                 .values("target_node", "landing")
                 .first()
@@ -354,6 +383,9 @@ class Harness:
                 signal = {"kind": "helpful", "helpful": bool(self.rng.random() < p_yes)}
             elif kind == "ACTION" and self.rng.random() < action_feedback_share:
                 p_ok = ACTION_SUCCESS_IF_SERVED if ok else ACTION_SUCCESS_OTHERWISE
+                action = body["outcome"].get("action") or {}
+                if action.get("status") in ("FAILED", "TIMEOUT"):
+                    p_ok = 0.0  # the client app knows the run failed: it never reports a success
                 signal = {"kind": "action_outcome", "action_succeeded": bool(self.rng.random() < p_ok)}
             if signal is not None:
                 answer = self._post(
@@ -478,6 +510,21 @@ class Harness:
 # --- the whole run ------------------------------------------------------------------------------------
 
 
+def night_shift(project: Project, since: datetime, days: int) -> int:
+    """The simulated clock: move ``project``'s request logs written since ``since`` (real time), and their
+    feedback, ``days`` days back. Other rows (releases, proposals, action executions) keep real time.
+    Returns the logs moved."""
+    if days <= 0:
+        return 0
+    delta = timedelta(days=days)
+    with transaction.atomic():
+        logs = InferenceLog.objects.filter(project=project, created_at__gte=since)
+        Feedback.objects.filter(log__in=logs, created_at__gte=since).update(
+            created_at=F("created_at") - delta
+        )
+        return logs.update(created_at=F("created_at") - delta)
+
+
 def _sighting(night: int, p: Any, defect: str | None) -> Sighting:
     replay = p.replay or {}
     return Sighting(
@@ -543,7 +590,10 @@ def merge_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
         project=harness.project, base=base, collection=collection, params=params, seed=params.seed + run.pk
     )
     snapshot = base.snapshot
-    vectors = {snapshot.node_ids[i]: snapshot.embeddings[i] for i in range(snapshot.node_count)}
+    embeddings = snapshot.embeddings
+    if embeddings is None:
+        return {}
+    vectors = {snapshot.node_ids[i]: embeddings[i] for i in range(snapshot.node_count)}
     competitions = merge._competitions(collection)
     gates = params.merge
     out: dict[str, dict[str, Any]] = {}
@@ -573,6 +623,74 @@ def merge_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _last_context(harness: Harness) -> GeneratorContext | None:
+    """The generators' context of the last night (its base release and window), rebuilt read only."""
+    run = OfflineRun.objects.filter(project=harness.project).order_by("-pk").first()
+    if run is None or run.base_release is None:
+        return None
+    params = loop_params(run.params.get("overrides") or {})
+    base = BaseRelease.load(run.base_release)
+    collection = collect(
+        project=harness.project,
+        window_start=run.window_start,
+        window_end=run.window_end,
+        node_ids=base.arrays.node_ids,
+        max_logs=params.max_logs,
+        reuse_proxy_s=params.reuse_proxy_s,
+    )
+    return GeneratorContext(
+        project=harness.project, base=base, collection=collection, params=params, seed=params.seed + run.pk
+    )
+
+
+def reattach_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
+    """Why a misfiled label was or was not proposed for re-attachment: the LABEL_REATTACH generator's
+    gates for it on the last night's base release and window (its support and sources, and the lower
+    bound of the mean cosine gap to its own domain's cluster and to the best other one), read only."""
+    wanted = [d for d in world.defects if d.kind == "LABEL_REATTACH"]
+    context = _last_context(harness) if wanted else None
+    if context is None:
+        return {}
+    params = context.params.lifecycle
+    labels = {label["id"]: label for label in context.base.documents.get("labels", [])}
+    out: dict[str, dict[str, Any]] = {}
+    for d in wanted:
+        label = labels.get(d.details["label"])
+        rows = [r for r, chosen in enumerate(context.collection.labels) if d.details["label"] in chosen]
+        if label is None or not rows:
+            out[d.key] = {"state": "no such label" if label is None else "no traffic in the window"}
+            continue
+        sources = {int(context.collection.sources[r]) for r in rows}
+        carriers = {n.node_id for n in context.base.graph.nodes if label["id"] in n.labels}
+        centroids = lifecycle._cluster_centroids(context, carriers)
+        picked = context.sample(np.array(rows, dtype=np.int64), params.reattach_max_prompts, "gates")
+        encoder = encoder_for_documents(context.base.documents)
+        x = np.asarray(
+            encoder.embed([context.collection.prompts[r] for r in picked.tolist()]), dtype=np.float32
+        )
+        own = x @ centroids[label["cluster"]] if label["cluster"] in centroids else np.zeros(len(x))
+
+        def lower(gap: np.ndarray) -> float:
+            return float(gap.mean() - params.z * gap.std(ddof=1) / np.sqrt(gap.size)) if gap.size > 1 else 0.0
+
+        gaps = {c: x @ v - own for c, v in centroids.items() if c != label["cluster"]}
+        best = max(gaps, key=lambda c: lower(gaps[c])) if gaps else None
+        home = d.details["cluster"]
+        out[d.key] = {
+            "cluster_now": label["cluster"],
+            "support": len(rows),
+            "sources": len(sources),
+            "support_gate": len(rows) >= params.reattach_min_support
+            and len(sources) >= params.reattach_min_sources,
+            "gap_home_mean": round(float(gaps[home].mean()), 4) if home in gaps else None,
+            "gap_home_lower": round(lower(gaps[home]), 4) if home in gaps else None,
+            "best_other": best,
+            "gap_best_lower": round(lower(gaps[best]), 4) if best else None,
+            "margin": params.margin,
+        }
+    return out
+
+
 def run(
     world: World,
     *,
@@ -584,9 +702,14 @@ def run(
     pair_share: float = 0.1,
     reviewer: str = "all",
     counterfactual: bool = True,
+    clock: bool | None = None,
     say: Callable[[str], None] | None = None,
 ) -> Report:
+    """The nights of ``world`` (module doc). With ``clock`` (default: the world's ``lifecycle``) night *k*
+    of *K* sits on day *k*: its logs and feedback are moved *K − k* days back (``night_shift``) and its
+    loop's window ends then, so nights are on distinct days as the lifecycle generators require."""
     say = say or (lambda message: None)
+    clock = world.lifecycle if clock is None else clock
     started = time.perf_counter()
     harness = Harness(world, seed=world.seed)
     judge = Judge(world)
@@ -604,6 +727,7 @@ def run(
     seen_false: set[int] = set()
     for night in range(1, nights + 1):
         t0 = time.perf_counter()
+        night_started = timezone.now()
         nr = harness.traffic(
             night,
             requests,
@@ -617,7 +741,15 @@ def run(
             f"night {night}: {nr.requests} requests ({nr.sessions_two_turns} two-turn sessions), {nr.feedback} "
             f"explicit signals, {nr.served:.1%} served, outcomes {nr.outcomes}, NEW_INTENT flags {nr.new_intent_flags}"
         )
-        loop = offline_loop_run(project=harness.project, idempotency_key=f"loop-real-{harness.slug}-{night}")
+        window_end = None
+        if clock:
+            night_shift(harness.project, night_started, nights - night)
+            window_end = timezone.now() - timedelta(days=nights - night)
+        loop = offline_loop_run(
+            project=harness.project,
+            idempotency_key=f"loop-real-{harness.slug}-{night}",
+            window_end=window_end,
+        )
         harness.snapshot()
         t2 = time.perf_counter()
         nr.run_id, nr.run_status = loop.pk, loop.status
@@ -674,6 +806,7 @@ def run(
         report.accuracy_end = report.accuracy_start
     _score(report, world, judge, harness)
     report.merge_gates = merge_gates(world, harness)
+    report.reattach_gates = reattach_gates(world, harness)
     report.seconds = round(time.perf_counter() - started, 1)
     return report
 
@@ -694,12 +827,13 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
         planted = [
             d for d in world.defects if d.kind == kind or (kind == "LABEL_PROMOTE" and d.kind == "LABEL_ADD")
         ]
-        found = {truth[p.pk] for p in items if truth[p.pk]}
+        found = {truth[p.pk] for p in items if truth[p.pk]} & {d.key for d in planted}
         report.per_kind[kind] = {
             "proposals": len(items),
             "true": sum(1 for p in items if truth[p.pk]),
             "precision": (sum(1 for p in items if truth[p.pk]) / len(items)) if items else None,
             "planted": len(planted),
+            "found": len(found),
             "recall": (len(found) / len(planted)) if planted else None,
             "auto": sum(1 for p in items if "HIGH_CONF" in bins_seen[p.pk]),
             "queue": sum(1 for p in items if "MID_CONF" in bins_seen[p.pk]),
@@ -770,6 +904,18 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
                     "fgw",
                     "examples",
                     "pattern",
+                    "merged_node",
+                    "label",
+                    "from_cluster",
+                    "to_cluster",
+                    "gap_lower",
+                    "closer_share",
+                    "trigger",
+                    "negative",
+                    "landings_with_outcome",
+                    "negative_share_lower",
+                    "negative_days",
+                    "replacement",
                 )
             },
             "reason": str((p.replay or {}).get("bin_reason", ""))[:300],

@@ -16,28 +16,41 @@ per intent) with a three-sentence answer per node — each sentence the intent's
 its examples: an answer of one sentence could never be split, a real one has several — and these
 planted defects, drawn by the seed over the world's intents (each defect intent used once):
 
-=============  ===========================================================================  =============
-defect         what is wrong in the starting pack                                            fixed by
-=============  ===========================================================================  =============
-split-1        two intents share one node, each with its own label (both on that node)       SPLIT
-split-2        two intents share one node and one label (the label's examples are both's)     SPLIT
-merge-1        one intent on two near-identical nodes, one label, no edges                   MERGE
-merge-2        … two nodes, two near-identical labels (the examples halved), no edges         MERGE
-merge-3        … two nodes, one label, both copies with the same neighbours (edges)           MERGE
-merge-4        … two nodes, two labels, with edges                                           MERGE
-detour         the label sits on a Decision "start" node; the answer (an Action) is         EDGE_ADD
-               reached only through a second Decision (start → more → answer)                start → answer
-obsolete       the label sits on a Decision node whose heavy edge leads to a retired         EDGE_INHIBIT
-               procedure (an Action); the answer (an Action) is behind a light edge          start → retired
-new-intent     an intent whose node exists but has no label; its traffic starts mid-way      LABEL_ADD
-followup       users often ask Q right after P in the same session; no edge joins them       EDGE_ADD P ↔ Q
-=============  ===========================================================================  =============
+===============  ===========================================================================  =============
+defect           what is wrong in the starting pack                                            fixed by
+===============  ===========================================================================  =============
+split-1          two intents share one node, each with its own label (both on that node)       SPLIT
+split-2          two intents share one node and one label (the label's examples are both's)     SPLIT
+merge-1          one intent on two near-identical nodes, one label, no edges                   MERGE
+merge-2          … two nodes, two near-identical labels (the examples halved), no edges         MERGE
+merge-3          … two nodes, one label, both copies with the same neighbours (edges)           MERGE
+merge-4          … two nodes, two labels, with edges                                           MERGE
+detour           the label sits on a Decision "start" node; the answer (an Action) is         EDGE_ADD
+                 reached only through a second Decision (start → more → answer)                start → answer
+obsolete         the label sits on a Decision node whose heavy edge leads to a retired         EDGE_INHIBIT
+                 procedure (an Action); the answer (an Action) is behind a light edge          start → retired
+new-intent       an intent whose node exists but has no label; its traffic starts mid-way      LABEL_ADD
+followup         users often ask Q right after P in the same session; no edge joins them       EDGE_ADD P ↔ Q
+misfiled         *(--lifecycle)* an intent's label, and its node, filed under another          LABEL_REATTACH
+                 domain's cluster (CLINC domains are well separated)                           to its own cluster
+retired-action   *(--lifecycle)* a second node carries the intent's label: an Action of a      OBSOLESCENCE
+                 retired procedure whose handler fails (``bench.loop_real.retired``), so        of that node
+                 every request that lands on it is a FAILURE
+===============  ===========================================================================  =============
+
+The last two are planted only with ``lifecycle=True`` (``manage.py bench_loop_real --lifecycle``), after
+every other draw and never on an intent another defect uses as a neighbour, so the other defects of a
+seed are the same with or without them (issue 25's worlds stay as they were). Their generators need
+time: OBSOLESCENCE from persistent negatives wants negatives on ``min_nights`` distinct days, so with
+``--lifecycle`` the runner puts night *k* of *K* on day *k* (``bench.loop_real.runner.night_shift``).
+Consolidation (a NODE_ADD from many users' memory writes) is not planted: CLINC traffic writes no
+memory; ``simulate_offline`` keeps that defect.
 
 The answers behind a Decision are Action nodes (an action-like intent is drawn for them when the
-domain has one; the handler, ``bench.loop_real.handlers``, is a no-op): a semantic jump reaches only
-informational nodes, so the planted route is the route. The *oracle*: a node serves intent I when its
-chunk carries sentences of I's answer (either wording) and of no other; the retired procedure's
-sentences are a fact of their own, so that node serves nobody.
+domain has one; their handler, ``bench.loop_real.handlers``, is a no-op; the retired action's fails): a
+semantic jump reaches only informational nodes, so the planted route is the route. The *oracle*: a node
+serves intent I when its chunk carries sentences of I's answer (either wording) and of no other; a
+retired procedure's sentences are a fact of their own, so that node serves nobody.
 """
 
 from __future__ import annotations
@@ -66,6 +79,7 @@ TASK_DOMAINS = (
 SPLITS = ("train", "val")  # never "test": the benchmark reads nothing else
 PREFIX = 50  # a fact sentence is recognised by its first characters
 HANDLER = "python:bench.loop_real.done"  # registered by bench.loop_real.handlers (a no-op receipt)
+FAILING_HANDLER = "python:bench.loop_real.retired"  # registered there too: always fails (retired-action)
 # CLINC150 intents that ask for something to be done: preferred for the answers behind a Decision
 ACTION_INTENTS = frozenset(
     {
@@ -153,6 +167,7 @@ class World:
     arrival_night: int
     followup: tuple[str, str]
     text_intent: dict[str, str] = field(default_factory=dict)
+    lifecycle: bool = False  # the misfiled and retired-action defects are planted (nights on distinct days)
 
     def facts_of(self, chunk: str) -> set[str]:
         return {key for prefix, key in self.sentences.items() if prefix in chunk}
@@ -170,6 +185,7 @@ class World:
     def summary(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
+            "lifecycle": self.lifecycle,
             "domains": list(self.domains),
             "intents": len(self.intents),
             "labels": len(self.pack["labels"]),
@@ -246,8 +262,10 @@ def build_world(
     eval_per_intent: int = 10,
     nights: int = 5,
     project_slug: str = "loop-real",
+    lifecycle: bool = False,
 ) -> World:
-    """The world of ``seed`` over ``chosen`` domains (a seeded draw of three when empty)."""
+    """The world of ``seed`` over ``chosen`` domains (a seeded draw of three when empty); ``lifecycle``
+    adds the misfiled and retired-action defects (module doc)."""
     rng = np.random.default_rng([seed, 25])
     chosen = tuple(sorted(chosen)) or pick_domains(domains, seed)
     unknown = [d for d in chosen if d not in domains]
@@ -312,6 +330,27 @@ def build_world(
     def neighbour(intent: str, k: int = 0) -> str:
         clean = [i for i in sorted(domains[domain_of[intent]]) if i in domain_of and i not in used]
         return clean[(k + len(intent)) % len(clean)]
+
+    # the lifecycle defects: drawn last, never among the neighbours above (``used`` is left as it is, so
+    # every other defect of the seed is planted exactly as without them)
+    misfiled = retired_action = ""
+    if lifecycle:
+        avoid = {neighbour(merges[2], 0), neighbour(merges[2], 1), neighbour(merges[3], 0)}
+        avoid |= {neighbour(merges[3], 1), neighbour(detour, 2)}
+
+        def take_clear(prefer: frozenset[str] = frozenset()) -> str:
+            """One unused intent that is no other defect's neighbour (a ``prefer`` one when possible)."""
+            for wanted in (prefer, None):
+                for _ in range(len(order)):
+                    d = order[cursor[0] % len(order)]
+                    cursor[0] += 1
+                    pool = [i for i in free[d] if i not in avoid and (wanted is None or i in wanted)]
+                    if pool and len(free[d]) >= 3:
+                        free[d].remove(pool[-1])
+                        return pool[-1]
+            raise ValueError("the chosen domains have too few intents for the lifecycle defects")
+
+        misfiled, retired_action = take_clear(), take_clear(ACTION_INTENTS)
 
     # --- the pack ------------------------------------------------------------------------------------
     pack, node_of = routing_pack(
@@ -543,6 +582,50 @@ def build_world(
         )
     )
 
+    if lifecycle:
+        # misfiled: the label and its node sit in another domain's cluster
+        home = slug(domain_of[misfiled])
+        others = [slug(d) for d in order if slug(d) != home]
+        away = others[len(misfiled) % len(others)]
+        labels[label_of[misfiled]]["cluster"] = away
+        nodes[node_of[misfiled]]["clusters"] = [away]
+        defects.append(
+            Defect(
+                "misfiled",
+                "LABEL_REATTACH",
+                "label and node under another domain's cluster",
+                (misfiled,),
+                {
+                    "label": label_of[misfiled],
+                    "node": node_of[misfiled],
+                    "cluster": home,
+                    "filed_under": away,
+                },
+            )
+        )
+
+        # retired action: a failing Action of a retired procedure carries the intent's label too
+        answer = node_of[retired_action]
+        legacy = f"{answer}-legacy"
+        node(
+            legacy,
+            "Action",
+            f"{title(retired_action)} (old procedure)",
+            remember(retired(retired_action, examples[retired_action]), f"retired:{retired_action}"),
+            [label_of[retired_action]],
+            slug(domain_of[retired_action]),
+        )
+        nodes[legacy]["handler"] = FAILING_HANDLER
+        defects.append(
+            Defect(
+                "retired-action",
+                "OBSOLESCENCE",
+                "a failing Action of a retired procedure shares the label with the answer",
+                (retired_action,),
+                {"node": legacy, "answer": answer, "label": label_of[retired_action]},
+            )
+        )
+
     pack["labels"] = sorted(labels.values(), key=lambda x: x["id"])
     pack["nodes"] = sorted(nodes.values(), key=lambda x: x["id"])
     pack["edges"] = edges
@@ -562,4 +645,5 @@ def build_world(
         arrival_night=arrival,
         followup=(p, q),
         text_intent=text_intent,
+        lifecycle=lifecycle,
     )

@@ -10,8 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from bench.loop_real.handlers import done
 from bench.loop_real.runner import Judge
-from bench.loop_real.world import build_world
+from bench.loop_real.world import FAILING_HANDLER, build_world
+from inference.actions.registry import PYTHON_PREFIX, ActionContext, ActionFailed, default_registry
 from taxonomy.models import Label
 from taxonomy.packs import pack_import
 from taxonomy.packs.reader import PackDocument
@@ -146,3 +148,160 @@ def test_the_world_pack_imports_through_the_platform() -> None:
     assert result.project.slug == "loop-real-test"
     assert result.created.get("nodes") == len(world.pack["nodes"])
     assert Label.objects.filter(project=result.project).count() == len(world.pack["labels"])
+
+
+def test_lifecycle_defects_are_planted_without_touching_the_others() -> None:
+    default, world = (
+        _world(),
+        build_world(
+            _data(),
+            DOMAINS,
+            seed=3,
+            chosen=tuple(DOMAINS),
+            examples_per_label=6,
+            eval_per_intent=5,
+            lifecycle=True,
+        ),
+    )
+    assert [d.key for d in world.defects] == [d.key for d in default.defects] + ["misfiled", "retired-action"]
+    by_key = {d.key: d for d in world.defects}
+    # every defect of the default world is planted the same way, and only the misfiled node changes
+    assert all(by_key[d.key].as_json() == d.as_json() for d in default.defects)
+    before = {n["id"]: n for n in default.pack["nodes"]}
+    nodes = {n["id"]: n for n in world.pack["nodes"]}
+    labels = {lab["id"]: lab for lab in world.pack["labels"]}
+    misfiled, retired = by_key["misfiled"], by_key["retired-action"]
+    assert {i for i in nodes if i not in before} == {retired.details["node"]}
+    assert [i for i in before if nodes[i] != before[i]] == [misfiled.details["node"]]
+    used = [i for d in world.defects for i in d.intents]
+    assert len(used) == len(set(used))
+
+    # misfiled: the label and its node sit in another domain's cluster; its own domain is the fix
+    intent = misfiled.intents[0]
+    home = world.domain_of[intent]
+    assert misfiled.details["cluster"] == home and misfiled.details["filed_under"] != home
+    assert labels[misfiled.details["label"]]["cluster"] == misfiled.details["filed_under"]
+    assert nodes[misfiled.details["node"]]["clusters"] == [misfiled.details["filed_under"]]
+    assert world.serves(nodes[misfiled.details["node"]]["chunk"], intent)
+
+    # retired action: a failing Action carries the intent's label beside the answer, and serves nobody
+    intent = retired.intents[0]
+    legacy, answer = nodes[retired.details["node"]], nodes[retired.details["answer"]]
+    assert legacy["type"] == "Action" and legacy["handler"] == FAILING_HANDLER
+    assert legacy["labels"] == [retired.details["label"]] == answer["labels"]
+    assert world.facts_of(legacy["chunk"]) == {f"retired:{intent}"}
+    assert world.serves(answer["chunk"], intent)
+    assert world.lifecycle and world.summary()["lifecycle"] and not default.lifecycle
+
+
+def test_the_judge_recognises_the_lifecycle_and_merged_node_proposals() -> None:
+    world = build_world(
+        _data(),
+        DOMAINS,
+        seed=4,
+        chosen=tuple(DOMAINS),
+        examples_per_label=6,
+        eval_per_intent=5,
+        lifecycle=True,
+    )
+    judge = Judge(world)
+    by_key = {d.key: d for d in world.defects}
+
+    def proposal(kind: str, changeset: list, evidence: dict | None = None):  # type: ignore[no-untyped-def]
+        return SimpleNamespace(kind=kind, evidence=evidence or {}, changeset=changeset, target_keys=[])
+
+    m = by_key["misfiled"].details
+    move = {"op": "label_move", "label_id": m["label"], "cluster": m["cluster"], "parent": None}
+    assert judge(proposal("LABEL_REATTACH", [move])) == "misfiled"
+    assert judge(proposal("LABEL_REATTACH", [{**move, "cluster": m["filed_under"]}])) is None
+    other = next(lab["id"] for lab in world.pack["labels"] if lab["id"] != m["label"])
+    assert judge(proposal("LABEL_REATTACH", [{**move, "label_id": other}])) is None
+
+    r = by_key["retired-action"].details
+    deprecate = {"op": "node_status", "node_id": r["node"], "status": "DEPRECATED", "reason": "negatives"}
+    assert judge(proposal("OBSOLESCENCE", [deprecate])) == "retired-action"
+    assert judge(proposal("OBSOLESCENCE", [{**deprecate, "node_id": r["answer"]}])) is None
+    assert judge(proposal("EDGE_INHIBIT", [deprecate])) is None
+
+    # a MERGE makes a new node AB from A and B, deprecates both and redirects them to AB
+    a, b = by_key["merge-3"].details["nodes"]
+    ab = [
+        {"op": "node_add", "node_id": f"{a}.m1"},
+        {"op": "node_status", "node_id": a, "status": "DEPRECATED"},
+        {"op": "node_status", "node_id": b, "status": "DEPRECATED"},
+        {"op": "alias_set", "source": a, "targets": [f"{a}.m1"]},
+        {"op": "alias_set", "source": b, "targets": [f"{a}.m1"]},
+    ]
+    evidence = {"survivor": a, "duplicate": b, "merged_node": f"{a}.m1"}
+    assert judge(proposal("MERGE", ab, evidence)) == "merge-3"
+    assert judge(proposal("MERGE", ab)) == "merge-3"  # from the changeset alone
+    c = by_key["merge-1"].details["nodes"][0]
+    assert judge(proposal("MERGE", ab, {"survivor": a, "duplicate": c})) is None
+
+
+def test_the_retired_action_handler_always_fails() -> None:
+    context = ActionContext(
+        project_id=1, request_id="r", node_id="N-x-legacy", handler=FAILING_HANDLER, idempotency_key="k"
+    )
+    registered = default_registry().get(FAILING_HANDLER[len(PYTHON_PREFIX) :])
+    assert registered is not None
+    with pytest.raises(ActionFailed):
+        registered.func({}, context)
+    assert done({}, context)["done"] is True
+
+
+@pytest.mark.django_db
+def test_the_lifecycle_world_pack_imports_through_the_platform() -> None:
+    world = build_world(
+        _data(),
+        DOMAINS,
+        seed=5,
+        chosen=tuple(DOMAINS),
+        examples_per_label=6,
+        eval_per_intent=5,
+        lifecycle=True,
+    )
+    result = pack_import(PackDocument(data=world.pack, source="test"), project_slug="loop-real-lifecycle")
+
+    misfiled = next(d for d in world.defects if d.key == "misfiled").details
+    label = Label.objects.get(project=result.project, label_id=misfiled["label"])
+    assert label.cluster.key == misfiled["filed_under"]
+    assert result.created.get("nodes") == len(world.pack["nodes"])
+
+
+@pytest.mark.django_db
+def test_night_shift_moves_the_nights_logs_and_feedback_back_only() -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bench.loop_real.runner import night_shift
+    from inference.models import Feedback, InferenceLog
+
+    project = pack_import(
+        PackDocument(data=_world(seed=6).pack, source="test"), project_slug="loop-real-clock"
+    ).project
+
+    def log(n: int) -> InferenceLog:
+        return InferenceLog.objects.create(
+            project=project,
+            request_id=f"r-{n}",
+            prompt=f"prompt {n}",
+            outcome_kind="ACTION",
+            outcome_status="ACTION_FAILED",
+            role_key="member",
+            context={"channel": "web", "user_id": f"u{n}"},
+        )
+
+    earlier = log(1)
+    since = timezone.now()
+    tonight = log(2)
+    Feedback.objects.create(log=tonight, kind=Feedback.Kind.ACTION_OUTCOME, action_succeeded=False)
+    stamps = {row.pk: row.created_at for row in InferenceLog.objects.all()}
+
+    assert night_shift(project, since, 3) == 1
+    assert night_shift(project, since, 0) == 0
+    moved = InferenceLog.objects.get(pk=tonight.pk)
+    assert moved.created_at == stamps[tonight.pk] - timedelta(days=3)
+    assert InferenceLog.objects.get(pk=earlier.pk).created_at == stamps[earlier.pk]
+    assert Feedback.objects.get(log=tonight).created_at < since - timedelta(days=2)

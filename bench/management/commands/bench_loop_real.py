@@ -1,10 +1,12 @@
-"""``manage.py bench_loop_real [--seed N] [--domains a,b,c] [--nights 5] [--requests 500] [--json FILE]``.
+"""``manage.py bench_loop_real [--seed N] [--domains a,b,c] [--nights 5] [--requests 500] [--lifecycle] [--json FILE]``.
 
 The offline loop measured on real utterances (issue 25): a world made from CLINC150 train/validation
 utterances with planted defects of every kind the loop claims (``bench.loop_real.world``), nights of
 real traffic through the API with explicit feedback from some users and silence from the rest, the
 real loop every night, its proposals judged against the ground truth and the visible queue approved
-through the review API (``bench.loop_real.runner``). Prints precision and recall per kind, the share
+through the review API (``bench.loop_real.runner``). ``--lifecycle`` adds two defects for the lifecycle
+generators (a misfiled label → LABEL_REATTACH, a failing retired Action → OBSOLESCENCE) and a simulated
+clock (night *k* on day *k*); without it the world is issue 25's. Prints precision and recall per kind, the share
 of planted defects surfaced to a reviewer, the auto-commits (and whether any rests on silence), held-out
 routing accuracy before/after, the false proposals per night, and a last line::
 
@@ -76,6 +78,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--data", default=str(DATA_DIR), help="folder of clinc150_train_val.json + domains.json"
         )
+        parser.add_argument(
+            "--lifecycle",
+            action="store_true",
+            help=(
+                "also plant the lifecycle defects — misfiled (a label and its node under another domain's "
+                "cluster → LABEL_REATTACH) and retired-action (a failing Action sharing the intent's label → "
+                "OBSOLESCENCE) — and put night k on day k (the lifecycle generators count distinct days); "
+                "without it the world is issue 25's"
+            ),
+        )
         parser.add_argument("--json", dest="json_path", default="", help="write the full report to this file")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -92,6 +104,7 @@ class Command(BaseCommand):
                 eval_per_intent=options["eval_per_intent"],
                 nights=options["nights"],
                 project_slug=f"loop-real-{options['seed']}",
+                lifecycle=options["lifecycle"],
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
@@ -114,15 +127,15 @@ class Command(BaseCommand):
         )
         say("")
         say(
-            f"{'kind':14s} {'proposals':>9s} {'true':>5s} {'precision':>9s} {'planted':>7s} {'recall':>6s} "
-            f"{'auto':>4s} {'queue':>5s} {'backlog':>7s}"
+            f"{'kind':14s} {'proposals':>9s} {'true':>5s} {'precision':>9s} {'planted':>7s} {'found':>5s} "
+            f"{'recall':>6s} {'auto':>4s} {'queue':>5s} {'backlog':>7s}"
         )
         for kind, row in report.per_kind.items():
             precision = "—" if row["precision"] is None else f"{row['precision']:.2f}"
             recall = "—" if row["recall"] is None else f"{row['recall']:.2f}"
             say(
                 f"{kind:14s} {row['proposals']:9d} {row['true']:5d} {precision:>9s} {row['planted']:7d} "
-                f"{recall:>6s} {row['auto']:4d} {row['queue']:5d} {row['backlog_only']:7d}"
+                f"{row['found']:5d} {recall:>6s} {row['auto']:4d} {row['queue']:5d} {row['backlog_only']:7d}"
             )
         say("")
         say(
@@ -156,6 +169,8 @@ class Command(BaseCommand):
             )
         for key, gates in report.merge_gates.items():
             say(f"{key} gates on the last night: {gates}")
+        for key, gates in report.reattach_gates.items():
+            say(f"{key} gates on the last night: {gates}")
         for drop in report.intent_drops:
             say(f"intent {drop['intent']}: held-out accuracy {_pct(drop['before'])} → {_pct(drop['after'])}")
         say(
@@ -182,6 +197,7 @@ class Command(BaseCommand):
                 "proposals": report.proposals,
                 "intent_drops": report.intent_drops,
                 "merge_gates": report.merge_gates,
+                "reattach_gates": report.reattach_gates,
                 "seconds": report.seconds,
                 "summary": report.summary_line(),
             }

@@ -21,8 +21,8 @@ from review.models import Proposal, ProposalStatus
 from tests.browser.conftest import PASSWORD, job_done
 from tests.review.queue_fixtures import (
     DEMO_PACK,
+    MERGE_AB,
     MERGE_DUPLICATE,
-    MERGE_SURVIVOR,
     SMALL_PACK,
     SPLIT_BULK,
     SPLIT_PARENT,
@@ -120,7 +120,7 @@ def demo_queue(db: Any) -> dict[str, Any]:
     merge = _store(
         project,
         "MERGE",
-        merge_changeset(),
+        merge_changeset(project),
         "Merge the pending-certificate FAQ into HTTPS certificates",
         MERGE_PROMPTS,
     )
@@ -139,7 +139,7 @@ def test_reviewer_approves_a_split_and_a_merge_and_the_release_routes_as_replaye
     assert predicted == {
         SPLIT_PROMPTS[0]: SPLIT_BULK,
         SPLIT_PROMPTS[1]: SPLIT_PDF,
-        MERGE_PROMPTS[0]: MERGE_SURVIVOR,
+        MERGE_PROMPTS[0]: MERGE_AB,
     }
     assert {row["before"] for row in split.replay["rerouted"]} == {SPLIT_PARENT}
     assert merge.replay["rerouted"][0]["before"] == MERGE_DUPLICATE
@@ -200,7 +200,7 @@ def test_reviewer_approves_a_split_and_a_merge_and_the_release_routes_as_replaye
     assert split.applied_release.version == merge.applied_release.version == 2
     page.locator("#release-diff-link").click()
     expect(page.get_by_role("heading", name="v1 → v2")).to_be_visible()
-    expect(page.locator("#diff-summary")).to_contain_text("2 nodes added")
+    expect(page.locator("#diff-summary")).to_contain_text("3 nodes added")  # the split's two children, AB
     screenshot("review-release-diff")
 
     # And the requests the replay said would route differently now land where it predicted (public API).

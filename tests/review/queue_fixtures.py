@@ -23,6 +23,7 @@ SPLIT_PDF = "N-billing-invoice-download-pdf"
 SPLIT_BULK = "N-billing-invoice-bulk-export"
 MERGE_SURVIVOR = "N-deploy-tls-info"
 MERGE_DUPLICATE = "N-deploy-tls-faq"
+MERGE_AB = f"{MERGE_SURVIVOR}.m1"  # the node a merge of the two creates
 
 
 def split_changeset() -> list[dict[str, Any]]:
@@ -79,35 +80,16 @@ def split_changeset() -> list[dict[str, Any]]:
     )
 
 
-def merge_changeset() -> list[dict[str, Any]]:
-    """Merge the FAQ "The certificate is still pending" into "How HTTPS certificates are managed"."""
-    from review.changeset import AliasSet, EdgeAdd, EdgeRemove, NodeContentSet, NodeStatusSet, changeset_dump
+def merge_changeset(project: Any) -> list[dict[str, Any]]:
+    """Merge "How HTTPS certificates are managed" (A) and the FAQ "The certificate is still pending" (B)
+    into a new node AB, as the loop's merge generator proposes it (A and B DEPRECATED, aliased to AB)."""
+    from ontology.store import get_graph_store
+    from review.changeset import changeset_dump
+    from review.loop.generators.merge import merge_changeset as merge_ops
 
+    graph = get_graph_store().export_graph(project.pk)
     reason = "duplicate: same questions, same label, 0.91 cosine"
-    return changeset_dump(
-        [
-            NodeContentSet(
-                MERGE_SURVIVOR,
-                title="HTTPS certificates: issuance, pending certificates and custom certificates",
-                chunk=(
-                    "Every domain gets a free Let's Encrypt certificate once DNS points to Acme Cloud; it "
-                    "renews 30 days before expiry. Pending for more than an hour usually means a CAA record "
-                    "that does not allow letsencrypt.org, a proxy in front of the domain, or an AAAA record "
-                    "pointing elsewhere. Custom certificates can be uploaded on Team and Enterprise."
-                ),
-            ),
-            EdgeAdd("N-deploy-verify-domain", MERGE_SURVIVOR, "LEADS_TO", 0.4),
-            EdgeAdd(MERGE_SURVIVOR, "N-deploy-tls-reissue", "LEADS_TO", 0.6),
-            EdgeAdd(MERGE_SURVIVOR, "N-deploy-dns-records", "ELABORATES", 0.5, "CAA and AAAA records"),
-            EdgeRemove(MERGE_SURVIVOR, MERGE_DUPLICATE, "RELATED_TO", reason),
-            EdgeRemove("N-deploy-verify-domain", MERGE_DUPLICATE, "LEADS_TO", reason),
-            EdgeRemove(MERGE_DUPLICATE, "N-deploy-tls-reissue", "LEADS_TO", reason),
-            EdgeRemove(MERGE_DUPLICATE, "N-deploy-dns-records", "ELABORATES", reason),
-            EdgeRemove(MERGE_DUPLICATE, "N-global-contact-support", "ESCALATES_TO", reason),
-            NodeStatusSet(MERGE_DUPLICATE, "DEPRECATED", reason),
-            AliasSet(MERGE_DUPLICATE, (MERGE_SURVIVOR,), reason),
-        ]
-    )
+    return changeset_dump(merge_ops(graph, MERGE_SURVIVOR, MERGE_DUPLICATE, reason=reason))
 
 
 def replay_metrics(*, confirmed: float, uncertain: float, lowconf: float) -> dict[str, Any]:

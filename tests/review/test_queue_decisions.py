@@ -15,6 +15,7 @@ from review.queue.selectors import proposal_fingerprint_rejected, proposal_rejec
 from taxonomy.models import Label
 
 from .queue_fixtures import (
+    MERGE_AB,
     MERGE_DUPLICATE,
     MERGE_SURVIVOR,
     SPLIT_BULK,
@@ -81,7 +82,7 @@ def test_approving_a_split_now_applies_it_and_publishes_a_release(demo, make_pro
 
 def test_batched_approvals_wait_and_ride_with_the_next_application(demo, make_proposal):
     split = make_proposal(demo, kind="SPLIT", changeset=split_changeset(), title="Split")
-    merge = make_proposal(demo, kind="MERGE", changeset=merge_changeset(), title="Merge TLS answers")
+    merge = make_proposal(demo, kind="MERGE", changeset=merge_changeset(demo), title="Merge TLS answers")
     reviewer = user("rob-reviewer")
 
     batched = decisions.proposal_approve(proposal=split, actor=reviewer, apply_now=False)
@@ -101,13 +102,15 @@ def test_batched_approvals_wait_and_ride_with_the_next_application(demo, make_pr
     assert (split.status, merge.status) == (ProposalStatus.APPLIED, ProposalStatus.APPLIED)
     assert split.applied_release == merge.applied_release == approval.release
     store = get_graph_store()
-    assert store.get_node(demo.pk, MERGE_DUPLICATE).status == "DEPRECATED"
-    assert store.resolve_alias(demo.pk, MERGE_DUPLICATE) == (MERGE_SURVIVOR,)
-    assert store.get_node(demo.pk, MERGE_SURVIVOR).title.startswith("HTTPS certificates")
+    for merged in (MERGE_SURVIVOR, MERGE_DUPLICATE):
+        assert store.get_node(demo.pk, merged).status == "DEPRECATED"
+        assert store.resolve_alias(demo.pk, merged) == (MERGE_AB,)
+    assert store.get_node(demo.pk, MERGE_AB).status == "ACTIVE"
+    assert store.get_node(demo.pk, MERGE_AB).title == store.get_node(demo.pk, MERGE_SURVIVOR).title
 
 
 def test_publishing_the_approved_batch_alone(demo, make_proposal):
-    merge = make_proposal(demo, kind="MERGE", changeset=merge_changeset())
+    merge = make_proposal(demo, kind="MERGE", changeset=merge_changeset(demo))
     reviewer = user("rob-reviewer")
     decisions.proposal_approve(proposal=merge, actor=reviewer, apply_now=False)
 

@@ -6,3 +6,8 @@ class MemoryConfig(AppConfig):
 
     name = "memory"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from memory.services.consolidation import ConsolidationParams
+
+        ConsolidationParams.from_settings()  # a misconfigured MEMORY_CONSOLIDATION fails at start, not at night

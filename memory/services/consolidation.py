@@ -48,11 +48,13 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
@@ -76,12 +78,36 @@ PRIVATE_SCOPES = (Scope.USER, Scope.ORG)
 
 @dataclass(frozen=True)
 class ConsolidationParams:
-    """The bars of §4.2 consolidation (see the module doc)."""
+    """The bars of §4.2 consolidation (see the module doc); an operator sets them in
+    ``settings.MEMORY_CONSOLIDATION`` (``from_settings``)."""
 
     window_days: int = 30  # private units with evidence this recent are read
     min_subjects: int = 3  # distinct users (orgs) before a private pattern is aggregated
     min_sessions: int = 2  # distinct sessions the pattern's episodes come from
     min_span_hours: float = 24.0  # first → last episode of the pattern at least this far apart
+
+    @classmethod
+    def from_settings(cls) -> ConsolidationParams:
+        """The defaults above, overridden by ``settings.MEMORY_CONSOLIDATION`` (checked by ``checked``)."""
+        return cls.checked(getattr(settings, "MEMORY_CONSOLIDATION", {}) or {})
+
+    @classmethod
+    def checked(cls, values: dict[str, Any]) -> ConsolidationParams:
+        """``values`` over the defaults; an unknown name or a value out of range is ImproperlyConfigured."""
+        unknown = set(values) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ImproperlyConfigured(f"MEMORY_CONSOLIDATION: unknown {sorted(unknown)}")
+        params = replace(cls(), **values)
+        # fewer than two subjects would aggregate one person's facts: the diversity bar is the privacy bar
+        if not (isinstance(params.min_subjects, int) and params.min_subjects >= 2):
+            raise ImproperlyConfigured("MEMORY_CONSOLIDATION['min_subjects'] must be an integer >= 2")
+        if not (isinstance(params.min_sessions, int) and params.min_sessions >= 1):
+            raise ImproperlyConfigured("MEMORY_CONSOLIDATION['min_sessions'] must be an integer >= 1")
+        if not (isinstance(params.window_days, int) and params.window_days >= 1):
+            raise ImproperlyConfigured("MEMORY_CONSOLIDATION['window_days'] must be an integer >= 1")
+        if not (isinstance(params.min_span_hours, int | float) and params.min_span_hours >= 0):
+            raise ImproperlyConfigured("MEMORY_CONSOLIDATION['min_span_hours'] must be a number >= 0")
+        return params
 
 
 @dataclass
@@ -110,7 +136,7 @@ def memory_consolidate(
     (private units left apart because the comparator was not sure), ``candidates_handled`` and
     ``candidates_refused`` (PROMOTION_CANDIDATE units consumed), and ``params``.
     """
-    params = params or ConsolidationParams()
+    params = params or ConsolidationParams.from_settings()
     now = now or timezone.now()
     stats: Counter[str] = Counter()
     stats["patterns"] = 0

@@ -545,6 +545,11 @@ MEMORY_MAX_FACT_CHARS = env_int(
 )
 if not 1 <= MEMORY_MAX_FACT_CHARS <= 4000:
     raise ImproperlyConfigured("ARG_MEMORY_MAX_FACT_CHARS must be between 1 and 4000")
+# Offline consolidation (memory.services.consolidation, the nightly loop's first step): a private fact
+# becomes a GLOBAL semantic unit when at least `min_subjects` distinct users (or orgs) wrote it, in at
+# least `min_sessions` sessions spanning `min_span_hours`, with evidence in the last `window_days` days.
+# `min_subjects` below 2 is refused: it would aggregate one person's facts.
+MEMORY_CONSOLIDATION = {"window_days": 30, "min_subjects": 3, "min_sessions": 2, "min_span_hours": 24.0}
 ACTION_TIMEOUT_S = env_int("ARG_ACTION_TIMEOUT_S", 5, doc="action webhook timeout (s)")
 OUTBOUND_ALLOW = env_list(
     "ARG_OUTBOUND_ALLOW",

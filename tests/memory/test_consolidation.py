@@ -195,3 +195,24 @@ def test_a_global_promotion_candidate_is_marked_handled(mem):
     assert (stats["candidates_handled"], unit.status) == (1, "ACTIVE")
     assert [c.unit_id for c in services_consolidated(mem)] == [unit.pk]
     assert services.memory_consolidate(project=mem)["candidates_handled"] == 0
+
+
+def test_the_operator_sets_the_bars_and_one_person_is_never_enough(mem, settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from memory.services import ConsolidationParams
+
+    users_write(mem, FACT, ["u-1", "u-2"])
+    settings.MEMORY_CONSOLIDATION = {"min_subjects": 2}
+
+    stats = services.memory_consolidate(project=mem)
+
+    assert (stats["promoted"], stats["params"]["min_subjects"], stats["params"]["min_span_hours"]) == (
+        1,
+        2,
+        24.0,
+    )
+    assert [u.founding_text for u in semantic_units(mem)] == [FACT]
+    for bad in ({"min_subjects": 1}, {"min_subjects": "3"}, {"window_days": 0}, {"min_span": 1}):
+        with pytest.raises(ImproperlyConfigured, match="MEMORY_CONSOLIDATION"):
+            ConsolidationParams.checked(bad)

@@ -339,5 +339,18 @@ class PublishForm(ViolationFormMixin, forms.Form):
     draft_digest = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
 
+class AskThresholdForm(ViolationFormMixin, forms.Form):
+    """The draft's ask threshold (``ontology.ask_threshold``): the service judges the range."""
+
+    ask_threshold = forms.CharField(
+        required=False,
+        max_length=20,
+        label="Ask threshold for the next release",
+        widget=forms.TextInput(attrs={"inputmode": "decimal", "size": 6}),
+        help_text="A confidence from 0 up to 1 (e.g. 0.35): below it the assistant asks instead of "
+        "answering. Leave empty for the threshold calibrated at publication.",
+    )
+
+
 class ActivateForm(forms.Form):
     reason = forms.CharField(required=False, max_length=500, label="Why")

@@ -204,6 +204,11 @@ class Release(models.Model):
     )
     notes = models.CharField(max_length=500, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    ask_threshold = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the ask threshold in force, its source and held-out curve (ontology.ask_threshold)",
+    )
     languages = models.JSONField(
         default=list,
         blank=True,
@@ -249,3 +254,20 @@ class ReleaseBundle(models.Model):
 
     def __str__(self) -> str:
         return f"bundle of release {self.release_id} ({self.size_bytes} bytes)"
+
+
+class AskThresholdOverride(models.Model):
+    """A curator's ask threshold for the project's draft (``ontology.ask_threshold``): it replaces the
+    calibrated one in every release published after it is set; no row means "calibrated"."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, related_name="ask_threshold_override"
+    )
+    value = models.FloatField(help_text="the confidence below which a request is asked about, in [0, 1)")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: ask below {self.value}"

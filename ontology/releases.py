@@ -32,6 +32,7 @@ from taxonomy.packs.importer import pack_validate
 from taxonomy.term_guard import draft_term_warnings
 
 from .analytics import compute_structural_signals, default_backend, signals_to_json
+from .ask_threshold import threshold_in_force
 from .graph_arrays import (
     GraphArrays,
     arrays_to_graph,
@@ -449,6 +450,7 @@ def release_store(
                 "bytes": len(blob),
             },
             languages=list(frozen.documents.get("languages") or []),  # inference.steps.language
+            ask_threshold=threshold_in_force(frozen.documents),  # ontology.ask_threshold
             timings={k: round(v, 4) for k, v in timings.items()},
         )
         ReleaseBundle.objects.create(release=release, blob=blob, size_bytes=len(blob))

@@ -23,6 +23,7 @@ urlpatterns = [
     path("releases/publish/", views.release_publish, name="release_publish"),
     path("releases/publish/ask/", views.release_publish_ask, name="release_publish_ask"),
     path("releases/publish/dismiss/", views.release_publish_dismiss, name="release_publish_dismiss"),
+    path("releases/ask-threshold/", views.release_ask_threshold, name="release_ask_threshold"),
     path("releases/<int:version>/activate/", views.release_activate, name="release_activate"),
     path("releases/<int:version>/diff/", views.release_diff, name="release_diff"),
 ]

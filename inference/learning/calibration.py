@@ -24,6 +24,13 @@ held-out figures curators see on the release page (held-out count, accuracy, pre
 threshold, share of held-out in-scope texts that would be asked about). The landing step reads the
 threshold (``inference.steps.landing.ask_threshold``).
 
+It also stores the **curve** of the trade-off, ``curve``: for each threshold of a grid (``CURVE_STEP``
+apart, from 0 to ``CURVE_TOP``), the **coverage** (share of held-out in-scope texts answered: their
+confidence is at least the threshold), the **precision** (share of the answered in-scope texts that are
+right; ``None`` when none is answered) and, when the release holds ``oos`` examples out, the **OOS
+recall** (share of held-out ``oos`` texts asked about instead of answered). A curator moving the
+operating point along it (``ontology.ask_threshold``) sees what it costs.
+
 The held-out texts were seen by a fine-tuned release encoder (``encoder_finetune``), so on such a
 release the figures are optimistic: the threshold is then a lower bound.
 """
@@ -56,6 +63,8 @@ CV_MAX_ITER = 150  # L-BFGS iterations per fold (the release's own fit runs 300)
 # classes × texts above this: not cross-validated at publication (the default applies). The demo is
 # ~0.07M; CLINC150 (2.3M) would re-embed 15k texts and fit three more times, minutes on two cores
 CV_BUDGET = SOFTMAX_BUDGET // 5
+CURVE_STEP = 0.05  # the curve's thresholds: 0, 0.05, … CURVE_TOP (20 points)
+CURVE_TOP = 0.95
 
 
 def confidence_of(probabilities: np.ndarray, in_scope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,6 +105,25 @@ def reliability(confidence: np.ndarray, right: np.ndarray) -> list[dict[str, Any
                     "right": round(float(right[members].mean()), 4),
                 }
             )
+    return out
+
+
+def trade_off_curve(confidence: np.ndarray, right: np.ndarray, in_scope: np.ndarray) -> list[dict[str, Any]]:
+    """The curve (module docstring) of held-out predictions: ``{"threshold", "coverage", "precision",
+    "oos_recall"}`` per grid threshold; ``oos_recall`` only when ``in_scope`` has a False."""
+    oos = ~in_scope
+    out = []
+    for step in range(round(CURVE_TOP / CURVE_STEP) + 1):
+        threshold = round(step * CURVE_STEP, 2)
+        answered = in_scope & (confidence >= threshold)
+        point: dict[str, Any] = {
+            "threshold": threshold,
+            "coverage": round(float(answered.sum() / max(int(in_scope.sum()), 1)), 4),
+            "precision": round(float(right[answered].mean()), 4) if answered.any() else None,
+        }
+        if oos.any():
+            point["oos_recall"] = round(float((confidence[oos] < threshold).mean()), 4)
+        out.append(point)
     return out
 
 
@@ -157,5 +185,6 @@ def calibrate_ask_threshold(
             "precision_at_threshold": round(float(right[answered].mean()), 4) if answered.any() else None,
             "asked_share": round(float((confidence[held_in_scope] < threshold).mean()), 4),
             "reliability": reliability(confidence[held], right[held]),
+            "curve": trade_off_curve(confidence[held], right[held], in_scope[y[held]]),
         }
     }

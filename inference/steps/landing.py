@@ -9,8 +9,9 @@ this order:
 2. **Low confidence** (``confidence_global`` below the *ask threshold*, ``ask_threshold``; a user's
    choice has confidence 1 and never is) → abstain with reason ``"low_confidence"``: the request is
    asked about (``inference.steps.fallback``), never answered by a node it barely matches. The ask
-   threshold is the release's, calibrated at publication on held-out examples
-   (``inference.learning.calibration``), unless ``LandingParams.min_confidence`` sets one.
+   threshold is the release's: calibrated at publication on held-out examples
+   (``inference.learning.calibration``) or set by a curator (``ontology.ask_threshold``), unless
+   ``LandingParams.min_confidence`` sets one.
 3. **Cold start** (NEW_INTENT_CANDIDATE without OOD: in-domain vocabulary, novel pattern) → a
    conservative approximate landing by embedding similarity inside the best cluster, restricted to
    Info-first / Clarify-first node types and never on a high-risk Action / DirectAction (v1.1 safety
@@ -45,6 +46,7 @@ from arg_platform.vocabulary import NodeType
 from inference.contracts import Flag, Landing, PolicyDecision, WeaverResult
 from inference.steps.graph_index import GraphRuntime, NodeGate, cosines, matvec, rank_desc, type_mask
 from inference.steps.mood import MOOD_NODE_TYPES
+from ontology.ask_threshold import DEFAULT_THRESHOLD, threshold_in_force
 from ontology.graph_snapshot import GraphSnapshot
 
 # Where a cold-start landing may put the request: nodes that inform or ask, never act (§2.4 v1.1).
@@ -88,7 +90,7 @@ class LandingParams:
 
 
 DEFAULT_LANDING_PARAMS = LandingParams()
-DEFAULT_MIN_CONFIDENCE = 0.2  # the ask threshold of a release that has none calibrated
+DEFAULT_MIN_CONFIDENCE = DEFAULT_THRESHOLD  # the ask threshold of a release that has none calibrated
 ASK_DOCUMENT = (
     "low_confidence"  # the release document of the calibration (``inference.learning.calibration``)
 )
@@ -96,11 +98,11 @@ ASK_DOCUMENT = (
 
 def ask_threshold(snapshot: GraphSnapshot, params: LandingParams = DEFAULT_LANDING_PARAMS) -> float:
     """The confidence below which a request is asked about: ``params.min_confidence`` when set, else the
-    release's calibrated threshold, else ``DEFAULT_MIN_CONFIDENCE``."""
+    release's threshold in force (``ontology.ask_threshold.threshold_in_force``: a curator's override,
+    else the calibrated one, else ``DEFAULT_MIN_CONFIDENCE``)."""
     if params.min_confidence is not None:
         return params.min_confidence
-    calibrated = (snapshot.documents.get(ASK_DOCUMENT) or {}).get("threshold")
-    return float(calibrated) if calibrated is not None else DEFAULT_MIN_CONFIDENCE
+    return float(threshold_in_force(snapshot.documents)["value"])
 
 
 def land(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from arg_platform.vocabulary import EDGE_TYPE_CHOICES, NODE_STATUS_CHOICES, NODE_TYPE_CHOICES, RiskLevel
@@ -141,12 +144,34 @@ class NeighbourhoodSerializer(serializers.Serializer):
     edges = EdgeSerializer(many=True)
 
 
+class AskCurvePointSerializer(serializers.Serializer):
+    threshold = serializers.FloatField()
+    coverage = serializers.FloatField(help_text="share of held-out in-scope examples answered")
+    precision = serializers.FloatField(allow_null=True, help_text="share of the answered that are right")
+    oos_recall = serializers.FloatField(
+        required=False, help_text="share of held-out oos examples asked about (when the release has some)"
+    )
+
+
+class AskThresholdSerializer(serializers.Serializer):
+    value = serializers.FloatField()
+    source = serializers.ChoiceField(choices=["calibrated", "curator", "default"])  # type: ignore[assignment]  # a declared field, not Field.source
+    calibrated = serializers.FloatField(allow_null=True)
+    curve = AskCurvePointSerializer(many=True)
+
+
 class ReleaseSerializer(serializers.ModelSerializer):
     """A release with its lineage: the parent version, what it froze, and the proposals it applied."""
 
     created_by = serializers.CharField(source="created_by.username", default=None)
     parent_version = serializers.IntegerField(source="parent.version", default=None)
     proposals = serializers.SerializerMethodField()
+    ask_threshold = serializers.SerializerMethodField(
+        help_text="read-only: the ask threshold in force in this release (below it a request is asked "
+        "about): value, source (calibrated, curator or default), calibrated (the publication's value) "
+        "and curve (per threshold: coverage, precision and, with oos examples, oos_recall on held-out "
+        "examples). A curator changes it for the next publication on the Releases page"
+    )
 
     class Meta:
         model = Release
@@ -162,6 +187,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "notes",
             "counts",
             "languages",
+            "ask_threshold",
             "timings",
             "created_by",
             "created_at",
@@ -170,6 +196,16 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     def get_proposals(self, release: Release) -> list[int]:
         return sorted(p.pk for p in release.applied_proposals.all())
+
+    @extend_schema_field(AskThresholdSerializer)
+    def get_ask_threshold(self, release: Release) -> dict[str, Any]:
+        if release.ask_threshold:
+            return dict(release.ask_threshold)
+        # a release stored before releases recorded it: read its frozen documents
+        from ontology.ask_threshold import threshold_in_force
+        from ontology.releases import release_snapshot
+
+        return threshold_in_force(release_snapshot(release=release).documents)
 
 
 class PublishSerializer(serializers.Serializer):

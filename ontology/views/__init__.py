@@ -9,6 +9,7 @@ from .edges import edge_add, edge_remove, edge_targets, edge_update
 from .nodes import node_create, node_detail, node_edit, node_list, node_picture, node_status
 from .releases import (
     release_activate,
+    release_ask_threshold,
     release_diff,
     release_list,
     release_publish,
@@ -28,6 +29,7 @@ __all__ = [
     "node_picture",
     "node_status",
     "release_activate",
+    "release_ask_threshold",
     "release_diff",
     "release_list",
     "release_publish",

@@ -21,6 +21,12 @@ from arg_platform.jobs import job_enqueue
 from arg_platform.models import Job
 from arg_platform.ui import HtmxHttpRequest
 from ontology import releases
+from ontology.ask_threshold import (
+    CALIBRATION_DOCUMENT,
+    ask_override_get,
+    ask_threshold_set,
+    threshold_in_force,
+)
 from ontology.models import Release
 from ontology.publish_jobs import PUBLISH_JOB, publish_job_open
 from ontology.selectors import release_list as releases_of
@@ -36,6 +42,7 @@ from projects.publish_requests import (
 from taxonomy.selectors import label_list
 
 from .. import forms
+from .ask_chart import ask_chart, point_at
 from .base import (
     REFUSED,
     draft_state,
@@ -44,6 +51,7 @@ from .base import (
     project_view,
     render_page,
     require_publish,
+    save_form,
 )
 
 RELEASES_BODY = "ontology/partials/releases_body.html"
@@ -89,11 +97,33 @@ def _releases_context(access: ProjectAccess, *, publish_form: Any = None) -> dic
 
 
 def _ask_calibration(project_id: int) -> dict[str, Any] | None:
-    """The active release's ask threshold and the held-out figures it was set on (the document
-    ``low_confidence`` that ``inference.learning.calibration`` stores at publication), or ``None``."""
+    """The active release's ask threshold: the held-out figures it was calibrated on (the document
+    ``low_confidence`` that ``inference.learning.calibration`` stores at publication), the threshold in
+    force (``in_force``: calibrated, a curator's or the default) and the curve's picture (``chart``);
+    ``None`` without an active release."""
     snapshot = pin_snapshot(project_id)
-    found = snapshot.documents.get("low_confidence") if snapshot is not None else None
-    return dict(found) if found else None
+    if snapshot is None:
+        return None
+    in_force = threshold_in_force(snapshot.documents)
+    found = snapshot.documents.get(CALIBRATION_DOCUMENT) or {}
+    if not found and in_force["source"] == "default":
+        return None
+    return {
+        **found,
+        "in_force": in_force,
+        "chart": ask_chart(in_force),
+        "operating": point_at(in_force["curve"], in_force["value"]),
+    }
+
+
+def _ask_context(access: ProjectAccess, form: Any = None) -> dict[str, Any]:
+    """The draft's ask threshold (empty: calibrated) and the form curators change it with."""
+    draft = ask_override_get(project=access.project)
+    return {
+        "ask_draft": draft,
+        "can_set_ask": access.can(Capability.CURATE),
+        "ask_form": form or forms.AskThresholdForm(initial={"ask_threshold": "" if draft is None else draft}),
+    }
 
 
 def _newest_release_at(access: ProjectAccess) -> Any:
@@ -119,9 +149,18 @@ def _publish_requests_context(request: HtmxHttpRequest, access: ProjectAccess) -
 
 
 def _releases_page(
-    request: HtmxHttpRequest, access: ProjectAccess, *, status: int = 200, **bound: Any
+    request: HtmxHttpRequest,
+    access: ProjectAccess,
+    *,
+    status: int = 200,
+    ask_form: Any = None,
+    **bound: Any,
 ) -> HttpResponse:
-    context = {**_releases_context(access, **bound), **_publish_requests_context(request, access)}
+    context = {
+        **_releases_context(access, **bound),
+        **_publish_requests_context(request, access),
+        **_ask_context(access, ask_form),
+    }
     template = RELEASES_BODY if request.htmx else "ontology/release_list.html"
     return render_page(request, template, context, status=status)
 
@@ -191,6 +230,33 @@ def release_publish_ask(request: HtmxHttpRequest, access: ProjectAccess) -> Http
         f"Asked {who} to publish the draft."
         if created
         else f"Your request to {who} is still open (note updated).",
+    )
+    if not request.htmx:
+        return redirect(graph_url("release_list", access))
+    return _releases_page(request, access)
+
+
+@project_view("POST")
+def release_ask_threshold(request: HtmxHttpRequest, access: ProjectAccess) -> HttpResponse:
+    """An expert or admin sets the draft's ask threshold (empty: the calibrated one); it takes effect
+    with the next publication. A value outside [0, 1) comes back on the form (422)."""
+    form = forms.AskThresholdForm(request.POST)
+    saved = save_form(
+        form,
+        lambda data: ask_threshold_set(
+            project=access.project, actor=request.user, value=data["ask_threshold"]
+        ),
+    )
+    if form.errors:
+        return _releases_page(request, access, status=REFUSED, ask_form=form)
+    messages.success(
+        request,
+        (
+            f"Ask threshold {saved:.2f} set for the draft"
+            if saved is not None
+            else "The draft uses the calibrated ask threshold"
+        )
+        + ": it takes effect when the draft is published.",
     )
     if not request.htmx:
         return redirect(graph_url("release_list", access))

@@ -179,9 +179,18 @@ def _publish_page(
         "nav": "releases",
         "review": review,
         "publish_form": form or forms.PublishForm(initial={"draft_digest": review.digest}),
+        "ask_change": _ask_change(access, review.active),
         **_diff_context(access, review.diff),
     }
     return render_page(request, "ontology/release_publish.html", context, status=status)
+
+
+def _ask_change(access: ProjectAccess, active: Release | None) -> dict[str, Any] | None:
+    """The ask threshold the active release applies and the draft's, when the curator changed it."""
+    draft = ask_override_get(project=access.project)
+    old = (active.ask_threshold or {}) if active is not None else {}
+    old_override = old.get("value") if old.get("source") == "curator" else None
+    return None if active is None or draft == old_override else {"old": old, "new": draft}
 
 
 @project_view("GET", "POST")

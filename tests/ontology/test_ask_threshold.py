@@ -66,6 +66,10 @@ def test_an_expert_sets_the_drafts_threshold_logged_and_frozen_by_the_next_relea
     assert "The draft asks below <strong>0.35</strong>" in page
     assert '<strong id="ask-threshold-value">0.20</strong>' in page  # v1 still applies the default
 
+    client.force_login(admin)  # the admin's publish page names the change
+    review = client.get(PAGE + "publish/").content.decode()
+    assert 'id="ask-threshold-change"' in review and "0.20 (default) → <strong>0.35</strong>" in review
+    client.force_login(expert)
     v1 = release_get(project=tiny, version=1)
     assert v1.ask_threshold["value"] == DEFAULT_THRESHOLD and v1.ask_threshold["source"] == "default"
     v2 = release_publish(project=tiny, actor=admin)

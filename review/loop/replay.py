@@ -12,16 +12,18 @@ as dry runs and every replay happens inside a rolled-back transaction.
 the pipeline answers, not what the user would say. The outcome is therefore *estimated*:
 
 1. the same target as logged → the logged outcome (same answer, same reaction);
-2. a node that lives on the logged target (split child, merged node) and a logged CONFIRMED outcome
-   → still CONFIRMED (the confirmed content is kept);
+2. a new node that **keeps all of the logged target's content** (every sentence of its chunk: the
+   merged AB of A + B keeps A's and B's) → the logged outcome, whatever it was: the answer the user
+   reacted to is still there (``keeps_content``); a node that lives on the logged target otherwise
+   (split child) and a logged CONFIRMED outcome → still CONFIRMED (the confirmed content is kept);
 3. another existing node → the outcomes of the ``knn_k`` most similar logged prompts (cosine ≥
    ``knn_cosine``) that ended on that node, when at least ``knn_min`` exist;
 4. otherwise (e.g. a brand-new node) → the pipeline's own verdict at answer time: INFO_UNCERTAIN or
    INFO_LOW_CONFIDENCE from C_info — a weak signal, **never confirmed**; an action without history is
    unknown (0).
 
-Rule 2 has a stronger form for an Info request that moves to a **new node made from its logged
-node's content** (a split child): the *answer-fit model*. The **answer fit** of a request on a node is
+Rule 2 has a stronger form for an Info request that moves to a **new node made from part of its
+logged node's content** (a split child): the *answer-fit model*. The **answer fit** of a request on a node is
 the cosine of the prompt with the node's content vector (the release's embedding of title and chunk).
 ``AnswerFitModel`` learns, from the night's logged Info requests on existing nodes, the mean outcome
 channels (silence included) as a function of answer fit — the mean over the ``fit_model_k`` logged
@@ -61,7 +63,7 @@ scope and the shadow now sends to an Action.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -72,11 +74,12 @@ from django.db import transaction
 from inference.contracts import RequestContext
 from inference.learning.encoder_finetune import encoder_for_documents
 from inference.pipeline import InferenceRequest, run_inference
+from ontology.store.port import GraphData, NodeData
 from review.changeset import LabelAdd, Op
 from review.integrity import integrity_violations
 from review.loop.collection import AMBIGUITY_FLAGS, Collection, UnifiedOutcome
 from review.loop.gauge import gauge
-from review.loop.generators.base import Candidate, GeneratorContext
+from review.loop.generators.base import Candidate, GeneratorContext, keeps_content
 from review.loop.params import LoopParams
 from review.loop.shadow import BaseRelease, ChangesetConflict, shadow_build
 
@@ -108,6 +111,23 @@ class AnswerFitModel:
         centre = int(np.searchsorted(self.fits, fit))
         lo = min(max(0, centre - self.k // 2), n - self.k)
         return (self.cumulative[lo + self.k] - self.cumulative[lo]) / self.k
+
+
+def content_kept(
+    base_nodes: Mapping[str, NodeData], after: GraphData, lineage: Mapping[str, Sequence[str]]
+) -> dict[str, frozenset[str]]:
+    """For each node a change creates (``lineage``: new node → origin nodes), the origins whose whole
+    content it keeps (``keeps_content``): the merged AB keeps A and B, a split child keeps neither."""
+    nodes = {n.node_id: n for n in after.nodes}
+    out: dict[str, frozenset[str]] = {}
+    for node_id, origins in lineage.items():
+        node = nodes.get(node_id)
+        if node is None or node_id in base_nodes:
+            continue
+        out[node_id] = frozenset(
+            o for o in origins if o in base_nodes and keeps_content(node.chunk, base_nodes[o].chunk)
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -339,11 +359,13 @@ class Replayer:
         candidate: Candidate | None,
         counts: dict[str, int],
         modelled: list[tuple[float, float, float]] | None = None,
+        kept: Mapping[str, frozenset[str]] | None = None,
     ) -> np.ndarray:
         """(confirmed, uncertain, low-confidence, action success, action failure) for one replayed request.
 
         ``modelled`` collects, per request the answer-fit model estimated, its contribution to the
-        confirmed channel and the answer fit before and after.
+        confirmed channel and the answer fit before and after. ``kept`` maps each new node of the
+        candidate to the origins whose whole content it keeps (``content_kept``).
         """
         collection = self.collection
         vec = np.zeros(len(CHANNELS))
@@ -359,6 +381,13 @@ class Replayer:
             counts["logged"] = counts.get("logged", 0) + 1
             return _one_hot(logged, kind)
         is_new = replayed.target not in self.base.nodes
+        if (
+            is_new
+            and logged_target in (kept or {}).get(replayed.target, ())
+            and kind == collection.kinds[row]
+        ):
+            counts["content_kept"] = counts.get("content_kept", 0) + 1
+            return _one_hot(logged, kind)
         if (
             is_new
             and logged_target in origins
@@ -412,11 +441,12 @@ class Replayer:
         results: dict[int, Replayed],
         candidate: Candidate | None,
         counts: dict[str, int],
+        kept: Mapping[str, frozenset[str]] | None = None,
     ) -> dict[str, float]:
         if not rows:
             return {c: 0.0 for c in (*CHANNELS, "fit", "ambiguity", "path_length", "modelled_confirmed")}
         modelled: list[tuple[float, float, float]] = []
-        outcomes = np.array([self.estimate(r, results[r], candidate, counts, modelled) for r in rows])
+        outcomes = np.array([self.estimate(r, results[r], candidate, counts, modelled, kept) for r in rows])
         means = outcomes.mean(axis=0)
         out = {name: float(means[i]) for i, name in enumerate(CHANNELS)}
         out["modelled_confirmed"] = float(sum(m[0] for m in modelled) / len(rows))
@@ -457,7 +487,8 @@ class Replayer:
         counts_before: dict[str, int] = {}
         counts_after: dict[str, int] = {}
         m_before = self._measure(rows, before, None, counts_before)
-        m_after = self._measure(rows, after, candidate, counts_after)
+        kept = content_kept(self.base.nodes, shadow.applied.graph, candidate.lineage)
+        m_after = self._measure(rows, after, candidate, counts_after, kept)
         g = gauge(
             before=self.base.graph,
             after=shadow.applied.graph,

@@ -162,3 +162,57 @@ def test_the_model_is_learned_from_the_nights_logged_info_requests_above_a_floor
         assert (model is not None) is built
         if model is not None:  # every request fits 0.3 here: the model is their mean outcome
             assert model(0.3) == pytest.approx((2 * CONFIRMED + UNHELPFUL + SILENT) / 4)
+
+
+MERGE = Candidate(
+    kind="MERGE",
+    title="Merge P and Q",
+    summary="",
+    ops=(),
+    evidence={},
+    generator={},
+    lineage={"P.m1": ("P", "Q")},
+)
+
+
+def test_a_request_moved_to_a_merged_node_that_keeps_its_answer_keeps_its_logged_outcome():
+    """AB holds every sentence of A and B: the answer the user reacted to is still given, so the logged
+    outcome stands — the answer-fit model (for nodes made from part of the content) does not apply."""
+    replayer = _replayer([UnifiedOutcome.LOW_CONFIDENCE, UnifiedOutcome.CONFIRMED], _night_model())
+    kept = {"P.m1": frozenset({"P", "Q"})}
+    counts: dict[str, int] = {}
+
+    unhelpful = replayer.estimate(0, _moved(0, "P.m1", 0.9), MERGE, counts, None, kept)
+    confirmed = replayer.estimate(1, _moved(1, "P.m1", 0.1), MERGE, counts, None, kept)
+
+    assert unhelpful == pytest.approx(UNHELPFUL) and confirmed == pytest.approx(CONFIRMED)
+    assert counts == {"content_kept": 2}
+    # without the content kept (a node made from part of P), the model estimates it at its new fit
+    counts = {}
+    assert replayer.estimate(0, _moved(0, "P.m1", 0.9), MERGE, counts, None, {}) == pytest.approx(CONFIRMED)
+    assert counts == {"fit_model": 1}
+
+
+def test_content_kept_names_the_origins_a_new_node_holds_whole():
+    from ontology.store.port import GraphData, NodeData
+    from review.loop.generators.merge import merged_text
+    from review.loop.replay import content_kept
+
+    a = "Invoices are e-mailed on the 1st. The PDF lists every seat."
+    b = "Invoices are e-mailed on the 1st! Change the recipient under Billing."
+    nodes = {
+        "A": NodeData(node_id="A", type="Info", title="A", chunk=a),
+        "B": NodeData(node_id="B", type="Info", title="B", chunk=b),
+    }
+    after = GraphData(
+        nodes=(
+            NodeData(node_id="A.m1", type="Info", title="AB", chunk=merged_text(a, b, 4000)),
+            NodeData(node_id="A.s1", type="Info", title="A1", chunk="The PDF lists every seat."),
+            NodeData(node_id="A.m2", type="Info", title="AB", chunk=merged_text(a, b, 70)),  # cut short
+        )
+    )
+    lineage = {"A.m1": ("A", "B"), "A.s1": ("A",), "A.m2": ("A", "B"), "A": ("A",)}
+
+    kept = content_kept(nodes, after, lineage)
+
+    assert kept == {"A.m1": frozenset({"A", "B"}), "A.s1": frozenset(), "A.m2": frozenset({"A"})}

@@ -139,6 +139,19 @@ def sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def sentence_key(sentence: str) -> str:
+    """A sentence compared as content: case, spacing and the final punctuation ignored."""
+    return " ".join(sentence.casefold().split()).rstrip(".!?")
+
+
+def keeps_content(whole: str, part: str) -> bool:
+    """Every sentence of ``part`` is a sentence of ``whole`` (``sentence_key``): a node with content
+    ``whole`` still gives every answer a node with content ``part`` gave (the merged AB and its A, B)."""
+    kept = {sentence_key(x) for x in sentences(whole)}
+    keys = [k for k in (sentence_key(x) for x in sentences(part)) if k]
+    return bool(keys) and all(k in kept for k in keys)
+
+
 def kmeans(
     x: np.ndarray, k: int, rng: np.random.Generator, *, iterations: int = 30, restarts: int = 4
 ) -> np.ndarray:

@@ -61,7 +61,14 @@ from ontology.store.port import EdgeData, GraphData, NodeData
 from review.changeset import RISK_ORDER, AliasSet, EdgeAdd, NodeAdd, NodeStatusSet, Op
 from review.changeset_apply import ChangesetConflict, changeset_apply
 from review.integrity import ACTION_TYPES, integrity_violations
-from review.loop.generators.base import Candidate, GeneratorContext, derived_node_id, sentences, unit
+from review.loop.generators.base import (
+    Candidate,
+    GeneratorContext,
+    derived_node_id,
+    sentence_key,
+    sentences,
+    unit,
+)
 
 NAME = "merge"
 VERSION = "3"
@@ -82,17 +89,13 @@ def _taken(graph: GraphData) -> set[str]:
     return {n.node_id for n in graph.nodes} | {a.source for a in graph.aliases}
 
 
-def _sentence_key(sentence: str) -> str:
-    return " ".join(sentence.casefold().split()).rstrip(".!?")
-
-
 def merged_text(first: str, second: str, limit: int) -> str:
     """``first``, then each sentence of ``second`` that ``first`` does not contain (case and spacing
     ignored), in order, as long as the result stays within ``limit`` characters."""
     out = first.strip()
-    seen = {_sentence_key(x) for x in sentences(out)}
+    seen = {sentence_key(x) for x in sentences(out)}
     for sentence in sentences(second):
-        key = _sentence_key(sentence)
+        key = sentence_key(sentence)
         if not key or key in seen:
             continue
         joined = f"{out} {sentence}" if out else sentence

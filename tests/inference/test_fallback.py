@@ -55,8 +55,10 @@ def test_an_ambiguous_in_domain_request_is_asked_which_of_two_labels(demo_snapsh
     result = infer(demo_snapshot, "how do I set up single sign on")
 
     assert result.landing.abstained and Flag.OOD not in result.weaver.flags
-    # the classifier ranks SSO third; the label vectors and the lexical step put it first: fused, it leads
-    assert [lid for lid, _ in result.weaver.classifier[:3]] == ["L00025", "L00022", "L00028"]
+    # the classifier ranks SSO behind 2FA setup and Sign-in (third or fourth, 0.07, tied with Domains & TLS);
+    # the label vectors and the lexical step put it first: fused, it leads
+    ranked = [lid for lid, _ in result.weaver.classifier]
+    assert ranked[:2] == ["L00025", "L00022"] and "L00028" in ranked[2:4]
     assert result.weaver.top_k[0][0] == "L00028"
     assert max(result.lexical.filtered, key=result.lexical.filtered.get) == "L00028"
     assert result.outcome.kind == "CLARIFY"

@@ -86,7 +86,9 @@ def test_a_vague_prompt_is_asked_about_not_answered(acme, customer, prompt):
 
 
 def test_a_request_below_the_ask_threshold_is_asked_not_answered_by_a_node_it_barely_matches(acme, customer):
-    prompt = "nothing works"  # two content words, 0.28: a cold start landed it on a node before
+    # two content words, 0.27 on the demo (its classifier's best label, Platform outage, under the 0.3 threshold);
+    # "nothing works", 0.28 before the demo's Incident reports label, now sits at 0.31, just above it
+    prompt = "stuff is broken"
     body = infer(customer, prompt)
 
     assert body["confidence"] < calibration(acme)["threshold"]

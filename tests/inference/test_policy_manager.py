@@ -54,7 +54,7 @@ def test_plain_request_is_allowed_with_the_role_constraints(envelope_for, demo):
 def test_constraints_of_each_policy_cover_whole_subtrees(demo):
     anonymous = demo.policy_for_role("anonymous-visitor").constraints
     assert anonymous.allowed_labels == ids(
-        13, 14, 15, 16, 17, 60, 61, 62, 63, 64, 77, 78, 79, 80, 81, 82, 83, 100, 101, 102, 103, 23
+        13, 14, 15, 16, 17, 60, 61, 62, 63, 64, 104, 77, 78, 79, 80, 81, 82, 83, 100, 101, 102, 103, 23
     )
     assert anonymous.forbidden_node_types == frozenset({"Action", "MemoryRead", "MemoryWrite"})
     assert (anonymous.max_hops, anonymous.memory_scopes) == (3, frozenset())

@@ -25,7 +25,7 @@ def test_runtime_holds_the_release_taxonomy_roles_and_policies(demo, demo_snapsh
         demo_snapshot.version,
         demo_snapshot.checksum,
     )
-    assert len(demo.taxonomy.labels) == len(PACK["labels"]) == 103
+    assert len(demo.taxonomy.labels) == len(PACK["labels"]) == 104
     assert demo.taxonomy.clusters == frozenset(c["key"] for c in PACK["clusters"])
     assert len(demo.taxonomy.incompatibilities) == len(PACK["incompatibilities"])
     assert demo.taxonomy.labels["L00008"].parent == "L00007"

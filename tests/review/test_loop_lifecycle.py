@@ -155,6 +155,7 @@ def _log(
     kind: str = "INFO",
     details: dict | None = None,
     path: tuple[str, ...] = (),
+    landing: str | None = None,
 ) -> Any:
     from inference.models import InferenceLog
 
@@ -168,8 +169,8 @@ def _log(
         prompt=prompt,
         context={"user_id": user},
         labels_final=list(labels),
-        landing={"node_start": target, "candidates": [[target, 0.8]]},
-        path_nodes=list(path or (target,)),
+        landing={"node_start": landing or target, "candidates": [[landing or target, 0.8]]},
+        path_nodes=list(path or ((landing, target) if landing else (target,))),
         target_node=target,
         outcome_kind=kind,
         outcome_status=status,
@@ -223,7 +224,10 @@ def _active_state(project: Any) -> Any:
 # --- OBSOLESCENCE ---------------------------------------------------------------------------------
 
 
-def _negative_traffic(project: Any, release: Any, *, days: int, per_day: int, negative_every: int) -> None:
+def _negative_traffic(
+    project: Any, release: Any, *, days: int, per_day: int, negative_every: int, landing: str | None = None
+) -> None:
+    """Requests ending on N-invoice-archive (from ``landing`` when given), most of them negative."""
     now = timezone.now()
     n = 0
     for day in range(days):
@@ -239,6 +243,7 @@ def _negative_traffic(project: Any, release: Any, *, days: int, per_day: int, ne
                 status="INFO_LOW_CONFIDENCE" if bad else "INFO_CONFIRMED_SUCCESS",
                 silent=False,
                 user=f"u{n % 7}",
+                landing=landing,
             )
 
 
@@ -247,10 +252,16 @@ def test_persistent_negatives_over_several_nights_are_proposed_deprecated_and_a_
 ):
 
     project, release = _release(tmp_path, days_ago=10)
-    _negative_traffic(project, release, days=4, per_day=8, negative_every=5)  # 80 % negative, 4 days
+    # 80 % negative over 4 days, every request landing on the download page and ending on the archive
+    _negative_traffic(project, release, days=4, per_day=8, negative_every=5, landing="N-invoice-download")
 
     _night(project, ["obsolescence"])
 
+    # the outcome judges the node the route ended on, not the landing point it passed through
+    from review.models import Proposal
+
+    negatives = Proposal.objects.filter(project=project, kind="OBSOLESCENCE", evidence__trigger="negatives")
+    assert [p.evidence["node"] for p in negatives] == ["N-invoice-archive"]
     proposal = _proposal(project, "OBSOLESCENCE", "N-invoice-archive")
     assert proposal.evidence["trigger"] == "negatives" and proposal.evidence["negative_days"] == 4
     assert proposal.evidence["negative_share_lower"] >= 0.5

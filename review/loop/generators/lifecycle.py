@@ -6,8 +6,10 @@ names it.
 
 **OBSOLESCENCE** (§3.5.3, fast deprecation) — an ACTIVE node is proposed DEPRECATED when either
 
-* *persistent negative outcomes*: among the window's interactions the node served (its target or landing
-  point) at least ``min_landings`` carry an outcome (CONFIRMED, UNCERTAIN, LOW_CONFIDENCE or FAILURE);
+* *persistent negative outcomes*: among the window's interactions that ended on the node (its target:
+  an outcome judges the answer or action that ended the route, not a Decision it passed on the way or
+  the landing point it started from) at least ``min_landings`` carry an outcome (CONFIRMED, UNCERTAIN,
+  LOW_CONFIDENCE or FAILURE);
   the negative ones (LOW_CONFIDENCE + FAILURE) fall on at least ``min_nights`` distinct days; and the
   one-sided Wilson lower bound at ``z`` of the negative share reaches ``negative_share`` — a bound, so a
   handful of bad answers never qualifies and the same share qualifies with more evidence; or
@@ -151,7 +153,7 @@ def generate_obsolescence(context: GeneratorContext) -> list[Candidate]:
         code = collection.node_code(node.node_id)
         served = np.zeros(0, dtype=np.int64)
         if code >= 0:
-            served = np.flatnonzero((collection.target == code) | (collection.landing == code))
+            served = np.flatnonzero(collection.target == code)
         candidate = _negatives(context, node, served)
         if candidate is None and idle_ok:
             doors = {lid: door[lid] for lid in node.labels if label_status.get(lid) == "ACTIVE"}

@@ -573,22 +573,10 @@ def merge_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
     """Why a planted duplicate pair was or was not proposed: the merge generator's own gates, computed
     with its own functions on the last night's base release and window (read only)."""
 
-    run = OfflineRun.objects.filter(project=harness.project).order_by("-pk").first()
-    if run is None or run.base_release is None:
+    context = _last_context(harness)
+    if context is None:
         return {}
-    params = loop_params(run.params.get("overrides") or {})
-    base = BaseRelease.load(run.base_release)
-    collection = collect(
-        project=harness.project,
-        window_start=run.window_start,
-        window_end=run.window_end,
-        node_ids=base.arrays.node_ids,
-        max_logs=params.max_logs,
-        reuse_proxy_s=params.reuse_proxy_s,
-    )
-    context = GeneratorContext(
-        project=harness.project, base=base, collection=collection, params=params, seed=params.seed + run.pk
-    )
+    base, collection, params = context.base, context.collection, context.params
     snapshot = base.snapshot
     embeddings = snapshot.embeddings
     if embeddings is None:

@@ -4,8 +4,9 @@
 ``settings.OFFLINE_LOOP["bins"]``:
 
 * **LOW_CONF** (backlog) — ``Score(C) < mid_score``, or any taxonomy/ontology or security violation;
-  except a change the replay saw **no effect** of — none of the sampled requests changed target, path,
-  landing fit, flags or outcome, so ``Score(C)`` is only its complexity price (a related-to edge
+  except a change the replay saw **no effect** of — none of the sampled requests changed answer (target,
+  or a new node keeping the old one's whole content, as the merged AB does), path, landing fit, flags or
+  outcome, so ``Score(C)`` is only its complexity price (a related-to edge
   between two answers users ask one after the other, typically) — which goes to an expert as MID_CONF
   with that reason: unmeasured is not the same as measured and found wanting; and except a
   *placement* change (``placement_kinds``: LABEL_REATTACH) whose score lies within ``±mid_score``:
@@ -126,9 +127,12 @@ def bin_for(
 
 
 def _no_measured_effect(replay: dict[str, Any]) -> bool:
-    """No replayed request changed target, and every measured difference (outcomes, fit, flags, path) is 0."""
+    """No replayed request changed answer — its target is the same, or a new node that keeps the old
+    one's whole content (``same_answer_moves``: the merged AB) — and every measured difference (outcomes,
+    fit, flags, path) is 0."""
     deltas = [float(v) for k, v in (replay.get("gains") or {}).items() if k.startswith("delta_")]
-    return int(replay.get("changed_targets", -1)) == 0 and bool(deltas) and all(abs(v) < 1e-9 for v in deltas)
+    changed = int(replay.get("changed_targets", -1)) - int(replay.get("same_answer_moves", 0))
+    return changed == 0 and bool(deltas) and all(abs(v) < 1e-9 for v in deltas)
 
 
 def boost_zones(collection: Collection, base: BaseRelease, params: BinParams) -> dict[str, dict[str, float]]:

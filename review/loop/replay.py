@@ -43,7 +43,9 @@ do once promoted); the changeset itself still creates it SHADOW.
 
 **Measurements** (shares of the sampled requests, after − before): Info outcomes split into three
 channels (confirmed / uncertain / low-confidence incl. failures), Action success net of failures,
-landing-point quality (the landing score of the chosen node: label weight × prompt cosine), ambiguity (share
+landing-point quality (the landing score of the chosen node: label weight × prompt cosine; a request
+moved to a new node that keeps its previous node's whole content keeps its previous landing quality,
+``same_answer_fits``), ambiguity (share
 flagged VECTOR_AMBIGUITY, LOW_MARGIN, ABSTAIN_RECOMMENDED or NEW_INTENT_CANDIDATE), path length.
 
 **Score** (§3.3.3–3.3.5)::
@@ -130,6 +132,26 @@ def content_kept(
     return out
 
 
+def same_answer_fits(
+    rows: Sequence[int],
+    before: dict[int, Replayed],
+    after: dict[int, Replayed],
+    kept: Mapping[str, frozenset[str]],
+) -> tuple[dict[int, Replayed], int]:
+    """``after`` with each request that moved to a new node keeping its previous node's whole content
+    (``kept``) measured at its previous landing quality, and how many moved so. The merged AB gives the
+    answer A gave; its longer text lowers its cosine with the prompt without changing what the user gets,
+    so that drop is no measured effect."""
+    out = dict(after)
+    moved = 0
+    for r in rows:
+        b, a = before[r], after[r]
+        if a.target != b.target and b.target in kept.get(a.target or "", ()) and a.landing:
+            out[r] = replace(a, landing=((a.landing[0][0], b.fit), *a.landing[1:]))
+            moved += 1
+    return out, moved
+
+
 @dataclass(frozen=True)
 class Replayed:
     """What the real pipeline did with one logged request on one release."""
@@ -177,6 +199,9 @@ class ReplayReport:
     changed_targets: int
     seconds: float
     estimates: dict[str, int] = field(default_factory=dict)
+    # of ``changed_targets``, the requests moved to a new node that keeps their node's whole content
+    # (``content_kept``): the same answer under a new id, measured with their previous landing quality
+    same_answer_moves: int = 0
     rerouted: list[dict[str, Any]] = field(default_factory=list)
     modelled_confirmed: float = 0.0
     answer_fit: dict[str, Any] = field(default_factory=dict)  # mean fit of the modelled requests
@@ -197,6 +222,7 @@ class ReplayReport:
             "zone_coverage": round(self.zone_coverage, 4),
             "zone_interactions": self.zone_interactions,
             "changed_targets": self.changed_targets,
+            "same_answer_moves": self.same_answer_moves,
             "estimates": self.estimates,
             "rerouted": self.rerouted,
             "seconds": round(self.seconds, 3),
@@ -488,6 +514,7 @@ class Replayer:
         counts_after: dict[str, int] = {}
         m_before = self._measure(rows, before, None, counts_before)
         kept = content_kept(self.base.nodes, shadow.applied.graph, candidate.lineage)
+        after, same_answer = same_answer_fits(rows, before, after, kept)
         m_after = self._measure(rows, after, candidate, counts_after, kept)
         g = gauge(
             before=self.base.graph,
@@ -497,9 +524,11 @@ class Replayer:
             landing_after=[[s for _, s in after[r].landing] for r in zone.tolist()],
             params=params.gedig,
         )
-        return self._report(
+        report = self._report(
             candidate, zone, rows, before, after, m_before, m_after, g, violations, counts_after, started
         )
+        report.same_answer_moves = same_answer
+        return report
 
     def _refused(
         self, candidate: Candidate, violations: dict[str, list[str]], started: float

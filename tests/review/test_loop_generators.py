@@ -312,6 +312,23 @@ NO_EFFECT = {
             "< 0.01",
         ),
         ("EDGE_ADD", {**NO_EFFECT, "changed_targets": 2}, {}, set(), "LOW_CONF", "< 0.01"),
+        # requests moved to a merged node that keeps their node's whole content got the same answer
+        (
+            "MERGE",
+            {**NO_EFFECT, "changed_targets": 42, "same_answer_moves": 42},
+            {},
+            set(),
+            "MID_CONF",
+            "replay saw no effect",
+        ),
+        (
+            "MERGE",
+            {**NO_EFFECT, "changed_targets": 42, "same_answer_moves": 41},
+            {},
+            set(),
+            "LOW_CONF",
+            "< 0.01",
+        ),
         ("EDGE_ADD", {**NO_EFFECT, "score": -0.05}, {}, set(), "LOW_CONF", "< 0.01"),
         # a label's placement: replay measures routing, so a small score either way goes to an expert …
         (

@@ -216,3 +216,31 @@ def test_content_kept_names_the_origins_a_new_node_holds_whole():
     kept = content_kept(nodes, after, lineage)
 
     assert kept == {"A.m1": frozenset({"A", "B"}), "A.s1": frozenset(), "A.m2": frozenset({"A"})}
+
+
+def test_a_request_moved_to_a_node_that_keeps_its_content_keeps_its_landing_quality():
+    from review.loop.replay import same_answer_fits
+
+    def replayed(row: int, target: str, fit: float) -> Replayed:
+        return Replayed(
+            row=row,
+            target=target,
+            landing=((target, fit), ("other", 0.1)),
+            flags=frozenset(),
+            path_length=0,
+            kind="INFO",
+            info_status="INFO_UNCERTAIN",
+            action_status="",
+        )
+
+    before = {0: replayed(0, "P", 0.62), 1: replayed(1, "Q", 0.5), 2: replayed(2, "R", 0.4)}
+    after = {0: replayed(0, "P.m1", 0.58), 1: replayed(1, "P.m1", 0.47), 2: replayed(2, "P.m1", 0.45)}
+    kept = {"P.m1": frozenset({"P", "Q"})}  # R's content is not in the new node
+
+    measured, moved = same_answer_fits([0, 1, 2], before, after, kept)
+
+    assert moved == 2
+    assert [measured[r].fit for r in (0, 1, 2)] == [0.62, 0.5, 0.45]
+    assert [measured[r].target for r in (0, 1, 2)] == ["P.m1"] * 3
+    assert measured[0].landing[1] == ("other", 0.1)
+    assert same_answer_fits([0], before, after, {})[1] == 0  # a split child keeps nothing whole

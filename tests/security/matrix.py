@@ -141,6 +141,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "graph:release_publish": {"GET": UI_PUBLISH, "POST": UI_PUBLISH},
     # an expert asks the admins to publish (an admin is sent to the publish page)
     "graph:release_publish_ask": {"POST": UI_CURATE},
+    "graph:release_ask_threshold": {"POST": UI_CURATE},
     "graph:release_publish_dismiss": {"POST": UI_PUBLISH},
     "graph:release_activate": {"POST": UI_PUBLISH},
     "graph:release_diff": {"GET": UI_READ},
@@ -269,6 +270,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "graph:release_publish": {"notes": "x" * 600},
     "release-activate": {"reason": "x" * 600},
     "graph:release_activate": {"reason": "x" * 600},
+    "graph:release_ask_threshold": {"ask_threshold": "2"},  # outside [0, 1): refused on its field
     "taxonomy:label_example_remove": {"text": "get invoice pdf"},
     "taxonomy:label_synonym_remove": {"text": "bill"},
     "taxonomy:typology_copy_template": {"template": "quick-answer", "key": "copied"},

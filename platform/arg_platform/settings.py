@@ -496,7 +496,7 @@ if WEAVER_TOP_K < 1:
     raise ImproperlyConfigured("ARG_WEAVER_TOP_K must be at least 1")
 WEAVER_CANDIDATES = env_str(
     "ARG_WEAVER_CANDIDATES",
-    "all",
+    "protocol",
     doc="labels the weaver's classifier chooses among: protocol (L_raw ∪ vector Top-K) | all",
 )
 if WEAVER_CANDIDATES not in ("protocol", "all"):

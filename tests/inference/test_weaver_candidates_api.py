@@ -50,6 +50,6 @@ def test_under_the_protocol_path_a_label_outside_l_raw_and_the_top_k_cannot_be_c
 def test_with_the_default_top_k_the_classifier_top_of_the_same_prompt_lies_inside_c(customer):
     body, log = infer(customer)
 
-    assert log.weaver["candidates"]["mode"] == "all"  # the platform's default path (docs/benchmarks.md)
+    assert log.weaver["candidates"]["mode"] == "protocol"  # the platform's default path (docs/benchmarks.md)
     assert log.weaver["candidates"]["classifier_top_outside"] is False
     assert log.weaver["candidates"]["classifier_top"] in body["labels"]

@@ -37,9 +37,15 @@ def _data() -> dict[str, list[list[str]]]:
     return {"train": train, "val": val}
 
 
-def _world(seed: int = 3):  # type: ignore[no-untyped-def]
+def _world(seed: int = 3, *, lifecycle: bool = False):  # type: ignore[no-untyped-def]
     return build_world(
-        _data(), DOMAINS, seed=seed, chosen=tuple(DOMAINS), examples_per_label=6, eval_per_intent=5
+        _data(),
+        DOMAINS,
+        seed=seed,
+        chosen=tuple(DOMAINS),
+        examples_per_label=6,
+        eval_per_intent=5,
+        lifecycle=lifecycle,
     )
 
 
@@ -153,15 +159,7 @@ def test_the_world_pack_imports_through_the_platform() -> None:
 def test_lifecycle_defects_are_planted_without_touching_the_others() -> None:
     default, world = (
         _world(),
-        build_world(
-            _data(),
-            DOMAINS,
-            seed=3,
-            chosen=tuple(DOMAINS),
-            examples_per_label=6,
-            eval_per_intent=5,
-            lifecycle=True,
-        ),
+        _world(3, lifecycle=True),
     )
     assert [d.key for d in world.defects] == [d.key for d in default.defects] + ["misfiled", "retired-action"]
     by_key = {d.key: d for d in world.defects}
@@ -195,15 +193,7 @@ def test_lifecycle_defects_are_planted_without_touching_the_others() -> None:
 
 
 def test_the_judge_recognises_the_lifecycle_and_merged_node_proposals() -> None:
-    world = build_world(
-        _data(),
-        DOMAINS,
-        seed=4,
-        chosen=tuple(DOMAINS),
-        examples_per_label=6,
-        eval_per_intent=5,
-        lifecycle=True,
-    )
+    world = _world(4, lifecycle=True)
     judge = Judge(world)
     by_key = {d.key: d for d in world.defects}
 
@@ -252,15 +242,7 @@ def test_the_retired_action_handler_always_fails() -> None:
 
 @pytest.mark.django_db
 def test_the_lifecycle_world_pack_imports_through_the_platform() -> None:
-    world = build_world(
-        _data(),
-        DOMAINS,
-        seed=5,
-        chosen=tuple(DOMAINS),
-        examples_per_label=6,
-        eval_per_intent=5,
-        lifecycle=True,
-    )
+    world = _world(5, lifecycle=True)
     result = pack_import(PackDocument(data=world.pack, source="test"), project_slug="loop-real-lifecycle")
 
     misfiled = next(d for d in world.defects if d.key == "misfiled").details

@@ -8,7 +8,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from arg_platform.vocabulary import EDGE_TYPE_CHOICES, NODE_STATUS_CHOICES, NODE_TYPE_CHOICES, RiskLevel
+from ontology.ask_threshold import threshold_in_force
 from ontology.models import Release
+from ontology.releases import release_snapshot
 
 
 class ParameterSerializer(serializers.Serializer):
@@ -202,9 +204,6 @@ class ReleaseSerializer(serializers.ModelSerializer):
         if release.ask_threshold:
             return dict(release.ask_threshold)
         # a release stored before releases recorded it: read its frozen documents
-        from ontology.ask_threshold import threshold_in_force
-        from ontology.releases import release_snapshot
-
         return threshold_in_force(release_snapshot(release=release).documents)
 
 

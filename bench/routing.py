@@ -4,8 +4,9 @@ Protocol: TRAIN builds the knowledge pack (``routing_pack``), imported through t
 import path and published as a release (which fine-tunes the release encoder when TRAIN is large
 enough, then trains the distilled classifier); thresholds — the pipeline's Context Weaver OOD
 threshold and each baseline's abstention threshold — are chosen on VAL only, by one rule for every
-method (``calibrate``: the best VAL in-scope accuracy with VAL OOS recall ≥ 0.76); EVAL is only
-measured. The pipeline run is ``inference.pipeline.run_inference``, the code the API runs. Baselines
+method (``calibrate``: the best VAL in-scope accuracy with VAL OOS recall ≥ 0.76 and, when TRAIN's
+intents come in two or more domains, the same recall on *unseen-domain* queries, ``domain_hold_outs``);
+EVAL is only measured. The pipeline run is ``inference.pipeline.run_inference``, the code the API runs. Baselines
 on the platform's frozen all-MiniLM-L6-v2 embeddings: 1-NN cosine, class centroid, logistic regression
 (softmax, ``oos`` as a class when TRAIN has oos examples), BM25 top-1.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -97,28 +98,77 @@ def calibrate(
     gold: Sequence[str],
     *,
     min_oos_recall: float = VAL_OOS_RECALL,
+    unseen: np.ndarray | None = None,
 ) -> float:
     """The abstention threshold on VAL: predict ``oos`` below it.
 
     The rule: the best VAL in-scope accuracy among the thresholds whose VAL OOS recall is at least
     ``min_oos_recall`` (ties → the higher recall, then the lower threshold); when none reaches it, the
     highest recall (then the best in-scope accuracy). Every method of the benchmark uses this rule.
+
+    ``unseen`` (``unseen_confidence``): the confidences of VAL queries whose domain the method was
+    fitted without. When VAL has out-of-scope queries and ``unseen`` is given, the recall the rule reads
+    is the lower of the two: VAL's own OOS recall and the share of ``unseen`` below the threshold. VAL's
+    out-of-scope queries are few and come from the same collection as TRAIN's; the unseen-domain ones
+    are many, and no threshold can learn their shape from TRAIN.
     """
     conf = np.asarray(confidence, dtype=np.float64)
     gold_a, best_a = np.array(gold), np.array(best)
     ins, oos = gold_a != OOS, gold_a == OOS
     right = best_a == gold_a  # correct when not abstaining (in scope) …
     said_oos = best_a == OOS  # … and out of scope whatever the threshold
-    candidates = np.concatenate([[-np.inf], np.unique(np.round(conf, 4))])
+    values = conf if unseen is None else np.concatenate([conf, np.asarray(unseen, dtype=np.float64)])
+    candidates = np.concatenate([[-np.inf], np.unique(np.round(values[np.isfinite(values)], 4))])
     below = conf[None, :] < candidates[:, None]  # (thresholds, items): abstains
     in_acc = (right[None, ins] & ~below[:, ins]).mean(axis=1) if ins.any() else np.zeros(len(candidates))
     recall = (below[:, oos] | said_oos[None, oos]).mean(axis=1) if oos.any() else np.zeros(len(candidates))
+    if oos.any() and unseen is not None and len(unseen):
+        recall = np.minimum(recall, unseen_recall(unseen, candidates))
     ok = recall >= min_oos_recall - 1e-12
     if ok.any():
         keys = np.lexsort((candidates, -recall, -np.where(ok, in_acc, -1.0)))
     else:
         keys = np.lexsort((candidates, -in_acc, -recall))
     return float(candidates[keys[0]])
+
+
+def unseen_recall(unseen: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """For each threshold, the share of ``unseen`` confidences below it (``-inf``: the method's own
+    out-of-scope verdict, below every threshold)."""
+    ordered = np.sort(np.asarray(unseen, dtype=np.float64))
+    below = np.searchsorted(ordered, thresholds, side="left")
+    below = np.maximum(below, int(np.isneginf(ordered).sum()))  # own verdicts: below -inf too
+    return below / max(len(ordered), 1)
+
+
+def domain_hold_outs(
+    domains: Mapping[str, Sequence[str]] | None, gold: Sequence[str]
+) -> list[tuple[frozenset[str], np.ndarray]]:
+    """The unseen-domain protocol on VAL: for each domain of TRAIN's intents that has VAL queries, the
+    intents to fit without and the VAL rows (indices into ``gold``) of those intents. Empty when the
+    intents come in fewer than two domains (nothing is left to fit on)."""
+    gold_a = np.array(gold)
+    named = {name: frozenset(intents) for name, intents in (domains or {}).items() if intents}
+    if len(named) < 2:
+        return []
+    out = []
+    for name in sorted(named):
+        rows = np.flatnonzero(np.isin(gold_a, sorted(named[name])))
+        if rows.size:
+            out.append((named[name], rows))
+    return out
+
+
+def unseen_confidence(
+    hold_outs: Sequence[tuple[frozenset[str], np.ndarray]],
+    score_without: Callable[[frozenset[str], np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """The confidences of VAL queries, each given by the method fitted without its domain:
+    ``score_without(held intents, VAL rows)`` returns one confidence per row (``-inf`` for its own out-of-
+    scope verdict). These queries are in scope for the release but out of scope for what scored them:
+    a sample of out-of-scope queries many times larger than VAL's and of a shape no threshold saw."""
+    parts = [np.asarray(score_without(held, rows), dtype=np.float64) for held, rows in hold_outs]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def apply_threshold(confidence: np.ndarray, best: Sequence[str], threshold: float) -> list[str]:

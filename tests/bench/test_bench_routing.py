@@ -84,6 +84,8 @@ def test_bench_routing_prints_table_and_summary(tmp_path):
     assert float(match.group(1)) >= 50.0  # three easy intents: the pipeline must route most of them
     assert 0.0 <= float(match.group(8)) <= 100.0 and 0.0 <= float(match.group(9)) <= 100.0
     assert "OOS AUROC %" in text and "FPR@95 %" in text
+    # without domains the threshold rule is VAL's alone, and the output says so
+    assert "no unseen-domain calibration" in text
 
 
 @pytest.mark.django_db(transaction=True)
@@ -160,3 +162,58 @@ def test_the_weaver_candidate_path_is_chosen_by_a_flag_and_recorded(tmp_path, se
 def test_without_the_flag_the_weaver_candidate_path_is_the_setting(tmp_path, settings):
     settings.WEAVER_CANDIDATES = "protocol"
     assert "weaver candidates: protocol" in _bench(tmp_path)
+
+
+def test_unseen_domain_queries_raise_the_threshold_until_they_too_reach_the_recall_floor():
+    from bench.routing import calibrate, unseen_recall
+
+    gold = ["a", "a", "b", "b", "oos", "oos"]
+    best = ["a", "a", "b", "b", "a", "b"]
+    conf = np.array([0.9, 0.8, 0.7, 0.6, 0.3, 0.2])
+    # VAL's own two OOS queries are easy: 0.6 keeps every in-scope query and rejects both
+    assert calibrate(conf, best, gold, min_oos_recall=0.75) == 0.6
+    # unseen-domain queries score higher: 3 of 4 must fall below the threshold → 0.65 (0.7 stays answered)
+    unseen = np.array([0.4, 0.5, 0.65, 0.95])
+    assert calibrate(conf, best, gold, min_oos_recall=0.75, unseen=unseen) == pytest.approx(0.7)
+    # the lower recall decides: with unseen queries below every VAL score the VAL rule stands
+    assert calibrate(conf, best, gold, min_oos_recall=0.75, unseen=np.array([0.1, 0.1])) == 0.6
+    # a VAL split without out-of-scope queries calibrates no abstention, unseen queries or not
+    assert calibrate(conf[:4], best[:4], gold[:4], unseen=unseen) == -np.inf
+    # a method's own out-of-scope verdict (-inf) is recalled at every threshold
+    assert list(unseen_recall(np.array([-np.inf, 0.5]), np.array([-np.inf, 0.5, 0.6]))) == [0.5, 0.5, 1.0]
+
+
+def test_domain_hold_outs_pair_each_domain_with_its_val_rows_and_need_two_domains():
+    from bench.routing import domain_hold_outs, unseen_confidence
+
+    gold = ["balance", "weather", "oos", "timer", "balance"]
+    domains = {"money": ["balance"], "home": ["weather", "timer"], "travel": ["flight"]}
+    hold_outs = domain_hold_outs(domains, gold)
+    assert [(sorted(held), list(rows)) for held, rows in hold_outs] == [
+        (["timer", "weather"], [1, 3]),
+        (["balance"], [0, 4]),
+    ]  # by domain name; "travel" has no VAL query
+    assert domain_hold_outs({"all": ["balance", "weather"]}, gold) == []
+    assert domain_hold_outs(None, gold) == []
+    seen: list[frozenset[str]] = []
+
+    def score_without(held: frozenset[str], rows: np.ndarray) -> np.ndarray:
+        seen.append(held)
+        return rows.astype(float) / 10
+
+    assert list(unseen_confidence(hold_outs, score_without)) == [0.1, 0.3, 0.0, 0.4]
+    assert seen == [frozenset({"weather", "timer"}), frozenset({"balance"})]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_two_domains_every_method_is_also_calibrated_on_unseen_domain_queries(tmp_path):
+    domains = tmp_path / "domains.json"
+    domains.write_text(json.dumps({"money": ["balance"], "home": ["weather", "timer"]}))
+    results = tmp_path / "results.json"
+    text = _bench(tmp_path, domains=str(domains), json=str(results))
+
+    assert "the same recall on VAL queries of a domain held out of training (2 domains in turn)" in text
+    data = json.loads(results.read_text())
+    assert data["unseen_domains"] == 2
+    for method in ("ARG pipeline", "(classifier alone)", "logistic regression", "BM25 top-1"):
+        assert data[method]["threshold"] is not None

@@ -9,7 +9,10 @@ split in two halves by a stable hash of the text (first byte of its sha256 even 
   published as a release — publication fine-tunes the release encoder when TRAIN is large enough
   (``ARG_CLASSIFIER_FINETUNE``) and trains the distilled classifier.
 * VAL only chooses thresholds: for the pipeline and every baseline, the abstention threshold with the
-  best VAL in-scope accuracy among those reaching ``--val-oos-recall`` (0.76) VAL OOS recall.
+  best VAL in-scope accuracy among those reaching ``--val-oos-recall`` (0.76) VAL OOS recall. With
+  domains (two or more), the same recall is also asked of *unseen-domain* queries: each domain's VAL
+  queries scored by the method fitted without that domain (``bench.routing.unseen_confidence``). The
+  pipeline's threshold is the Context Weaver's OOD probability and the landing's ask threshold.
 * EVAL is only measured; nothing is tuned on it.
 * ``--weaver-candidates protocol|all``: the Context Weaver's classifier chooses only among ``L_raw`` ∪
   the label vector Top-K (protocol) or among every label (all); default ``ARG_WEAVER_CANDIDATES``.
@@ -33,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +77,27 @@ def _hold_out(
         [[t, "oos" if i in held else i] for t, i in evaluation],
         kept,
     )
+
+
+def _baselines_without(
+    hold_outs: list[tuple[frozenset[str], np.ndarray]],
+    train: list[list[str]],
+    train_x: np.ndarray,
+    val_x: np.ndarray,
+    val_texts: list[str],
+) -> dict[str, np.ndarray]:
+    """Each baseline's unseen-domain confidences on VAL (``bench.routing.unseen_confidence``): for each
+    held-out domain the four baselines are built without its intents and score its VAL rows."""
+    from bench.routing import OOS, baselines
+
+    parts: dict[str, list[np.ndarray]] = {}
+    for held, rows in hold_outs:
+        keep = [k for k, (_, intent) in enumerate(train) if intent not in held]
+        for baseline in baselines(train_x[keep], [train[k][1] for k in keep], [train[k][0] for k in keep]):
+            best, conf = baseline.predict(val_x[rows], [val_texts[k] for k in rows])
+            own_oos = np.array(best) == OOS
+            parts.setdefault(baseline.name, []).append(np.where(own_oos, -np.inf, conf))
+    return {name: np.concatenate(values) for name, values in parts.items()}
 
 
 def _halves(pairs: list[list[str]]) -> tuple[list[list[str]], list[list[str]]]:
@@ -130,8 +155,10 @@ class Command(BaseCommand):
             baselines,
             calibrate,
             detection,
+            domain_hold_outs,
             run_pipeline,
             score,
+            unseen_confidence,
         )
         from bench.routing_pack import routing_pack
         from inference.steps.landing import LandingParams
@@ -214,19 +241,29 @@ class Command(BaseCommand):
         )
         intent_of_label = {n["labels"][0]: intent_of[n["id"]] for n in pack["nodes"]}
         val_p1, val_cls = self._classifier_view(project, val_texts, intent_of_label)
-        threshold = calibrate(val_p1, val_run.best, val_gold, min_oos_recall=floor)
+        # the unseen-domain protocol: each domain's VAL queries scored by the method fitted without it
+        hold_outs = domain_hold_outs(domains, val_gold) if OOS in val_gold else []
+        say(f"unseen-domain calibration: {len(hold_outs)} domains held out in turn")
+        unseen = (
+            unseen_confidence(hold_outs, self._pipeline_without(project, val_texts, intent_of_label))
+            if hold_outs
+            else None
+        )
+        threshold = calibrate(val_p1, val_run.best, val_gold, min_oos_recall=floor, unseen=unseen)
         params = WeaverParams(
             ood_probability=max(threshold, 0.0),
             ood_cosine=1.01,
             abstain_probability=0.0,
             candidates=candidates,
         )
+        # the one threshold is also the release's ask threshold, as where a calibrated one is in force:
+        # nothing below it is answered, a cold-start landing included
         ev_run = run_pipeline(
             project,
             ev_texts,
             intent_of,
             weaver_params=params,
-            landing_params=landing_params,
+            landing_params=LandingParams(min_confidence=max(threshold, 0.0)),
             progress=progress("eval"),
         )
         ours = score(ev_gold, ev_run.best)
@@ -243,12 +280,19 @@ class Command(BaseCommand):
         ev_p1, ev_cls = self._classifier_view(project, ev_texts, intent_of_label)
         rows = [("ARG pipeline", ours, threshold, detection(ev_p1, ev_open.best, ev_gold))]
         # diagnostic: the release's distilled classifier alone (no weaver/landing), same rule on VAL
-        t_cls = calibrate(val_p1, val_cls, val_gold, min_oos_recall=floor)
+        t_cls = calibrate(val_p1, val_cls, val_gold, min_oos_recall=floor, unseen=unseen)
         classifier_alone = score(ev_gold, apply_threshold(ev_p1, ev_cls, t_cls))
         results: dict[str, Any] = {}
+        unseen_by_baseline = _baselines_without(hold_outs, train, train_x, val_x, val_texts)
         for baseline in baselines(train_x, [i for _, i in train], [t for t, _ in train]):
             best_v, conf_v = baseline.predict(val_x, val_texts)
-            t = calibrate(conf_v, best_v, val_gold, min_oos_recall=floor)
+            t = calibrate(
+                conf_v,
+                best_v,
+                val_gold,
+                min_oos_recall=floor,
+                unseen=unseen_by_baseline.get(baseline.name),
+            )
             best_e, conf_e = baseline.predict(ev_x, ev_texts)
             pred = [
                 OOS if b == OOS else p
@@ -283,7 +327,14 @@ class Command(BaseCommand):
             f"(eval oos {sum(g == OOS for g in ev_gold)}"
             + (f", with domain {held_out!r} held out as out of scope" if held_out else "")
             + "); threshold rule: best VAL in-scope accuracy "
-            f"with VAL OOS recall >= {floor:.2f}; weaver candidates: {candidates}"
+            f"with VAL OOS recall >= {floor:.2f}"
+            + (
+                f" and the same recall on VAL queries of a domain held out of training ({len(hold_outs)} "
+                "domains in turn)"
+                if hold_outs
+                else " (no unseen-domain calibration: TRAIN's intents come in fewer than two domains)"
+            )
+            + f"; weaver candidates: {candidates}"
         )
         self.stdout.write(
             f"publication {publish_s:.1f}s (encoder fine-tuning {release.timings.get('encoder_s', 0):.1f}s, "
@@ -292,6 +343,7 @@ class Command(BaseCommand):
         )
         if options.get("json"):
             results["held_out_domain"] = held_out
+            results["unseen_domains"] = len(hold_outs)
             results["weaver_candidates"] = candidates
             results["publication"] = {"seconds": publish_s, "timings": release.timings, "encoder": encoder}
             results["eval_items"] = [
@@ -318,6 +370,46 @@ class Command(BaseCommand):
         from ontology.snapshot_registry import pin_snapshot
 
         return pin_snapshot(project.pk).documents.get(DOCUMENT)
+
+    @staticmethod
+    def _pipeline_without(
+        project: Any, val_texts: list[str], intent_of_label: dict[str, str]
+    ) -> Callable[[frozenset[str], np.ndarray], np.ndarray]:
+        """``score_without`` for the pipeline: the release classifier refitted, on the release's own
+        training texts and encoder, without the labels of the held intents; a VAL row's confidence is
+        its top in-scope probability (what the weaver's threshold reads), ``-inf`` when the ``oos``
+        class wins (the weaver's OOD verdict)."""
+        from inference.learning.classifier import (
+            FINETUNED_L2,
+            FROZEN_L2,
+            OOS_CLASS,
+            fit_softmax,
+            training_set,
+        )
+        from inference.learning.encoder_finetune import encoder_for_documents
+        from ontology.snapshot_registry import pin_snapshot
+
+        documents = pin_snapshot(project.pk).documents
+        encoder = encoder_for_documents(documents)
+        texts, classes = training_set(documents)
+        x, val_x = encoder.embed(texts), encoder.embed(val_texts)
+        l2 = FINETUNED_L2 if documents.get("release_encoder") else FROZEN_L2
+
+        def score_without(held: frozenset[str], rows: np.ndarray) -> np.ndarray:
+            keep = np.array([intent_of_label.get(c) not in held for c in classes])
+            labels = sorted({c for c, k in zip(classes, keep, strict=True) if k})
+            index = {c: i for i, c in enumerate(labels)}
+            y = np.array([index[c] for c, k in zip(classes, keep, strict=True) if k])
+            w, b = fit_softmax(x[keep], y, len(labels), l2=l2)
+            logits = val_x[rows] @ w.T + b
+            probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+            probs /= probs.sum(axis=1, keepdims=True)
+            in_scope = np.array([c != OOS_CLASS for c in labels])
+            p1 = np.where(in_scope[None, :], probs, -1.0).max(axis=1)
+            oos_p = probs[:, ~in_scope].max(axis=1) if (~in_scope).any() else np.zeros(len(rows))
+            return np.where(oos_p > p1, -np.inf, p1)
+
+        return score_without
 
     @staticmethod
     def _classifier_view(

@@ -6,9 +6,9 @@ enough, then trains the distilled classifier); thresholds — the pipeline's Con
 threshold and each baseline's abstention threshold — are chosen on VAL only, by one rule for every
 method (``calibrate``: the best VAL in-scope accuracy with VAL OOS recall ≥ 0.76 and, when TRAIN's
 intents come in two or more domains, the same recall on *unseen-domain* queries, ``domain_hold_outs``);
-EVAL is only measured. The pipeline run is ``inference.pipeline.run_inference``, the code the API runs. Baselines
-on the platform's frozen all-MiniLM-L6-v2 embeddings: 1-NN cosine, class centroid, logistic regression
-(softmax, ``oos`` as a class when TRAIN has oos examples), BM25 top-1.
+EVAL is only measured. The pipeline run is ``inference.pipeline.run_inference``, the code the API
+runs. Baselines on the platform's frozen all-MiniLM-L6-v2 embeddings: 1-NN cosine, class centroid,
+logistic regression (softmax, ``oos`` as a class when TRAIN has oos examples), BM25 top-1.
 """
 
 from __future__ import annotations

@@ -120,7 +120,11 @@ class Command(BaseCommand):
         parser.add_argument("--train")
         parser.add_argument("--val")
         parser.add_argument("--eval", dest="eval_path")
-        parser.add_argument("--domains")
+        parser.add_argument(
+            "--domains",
+            help="JSON map domain → intents: the pack's clusters, and the domains each threshold's "
+            "unseen-domain calibration holds out in turn",
+        )
         parser.add_argument("--clinc", help="folder with clinc150_train_val.json (and domains.json)")
         parser.add_argument(
             "--limit", type=int, default=0, help="evaluate on at most N items per split (smoke)"

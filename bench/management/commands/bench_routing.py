@@ -44,6 +44,39 @@ import numpy as np
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from arg_platform.embedder import get_embedder
+from bench.routing import (
+    FIXED_OOS_RECALL,
+    OOS,
+    VAL_OOS_RECALL,
+    apply_threshold,
+    baselines,
+    calibrate,
+    detection,
+    domain_hold_outs,
+    run_pipeline,
+    score,
+    unseen_confidence,
+)
+from bench.routing_pack import routing_pack
+from inference.learning.classifier import (
+    FINETUNED_L2,
+    FROZEN_L2,
+    OOS_CLASS,
+    classifier_from_documents,
+    fit_softmax,
+    training_set,
+)
+from inference.learning.encoder_finetune import DOCUMENT as ENCODER_DOCUMENT
+from inference.learning.encoder_finetune import encoder_for_documents
+from inference.steps.landing import LandingParams
+from inference.steps.weaver import WeaverParams
+from ontology.releases import release_publish
+from ontology.snapshot_registry import pin_snapshot
+from projects.models import Project
+from taxonomy.packs import pack_import
+from taxonomy.packs.reader import PackDocument
+
 
 def _load(path: str) -> list[list[str]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -88,8 +121,6 @@ def _baselines_without(
 ) -> dict[str, np.ndarray]:
     """Each baseline's unseen-domain confidences on VAL (``bench.routing.unseen_confidence``): for each
     held-out domain the four baselines are built without its intents and score its VAL rows."""
-    from bench.routing import OOS, baselines
-
     parts: dict[str, list[np.ndarray]] = {}
     for held, rows in hold_outs:
         keep = [k for k, (_, intent) in enumerate(train) if intent not in held]
@@ -150,28 +181,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from arg_platform.embedder import get_embedder
-        from bench.routing import (
-            FIXED_OOS_RECALL,
-            OOS,
-            VAL_OOS_RECALL,
-            apply_threshold,
-            baselines,
-            calibrate,
-            detection,
-            domain_hold_outs,
-            run_pipeline,
-            score,
-            unseen_confidence,
-        )
-        from bench.routing_pack import routing_pack
-        from inference.steps.landing import LandingParams
-        from inference.steps.weaver import WeaverParams
-        from ontology.releases import release_publish
-        from projects.models import Project
-        from taxonomy.packs import pack_import
-        from taxonomy.packs.reader import PackDocument
-
         domains = None
         if options.get("clinc"):
             folder = Path(options["clinc"])
@@ -370,10 +379,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _encoder_document(project: Any) -> dict[str, Any] | None:
-        from inference.learning.encoder_finetune import DOCUMENT
-        from ontology.snapshot_registry import pin_snapshot
-
-        return pin_snapshot(project.pk).documents.get(DOCUMENT)
+        return pin_snapshot(project.pk).documents.get(ENCODER_DOCUMENT)
 
     @staticmethod
     def _pipeline_without(
@@ -383,16 +389,6 @@ class Command(BaseCommand):
         training texts and encoder, without the labels of the held intents; a VAL row's confidence is
         its top in-scope probability (what the weaver's threshold reads), ``-inf`` when the ``oos``
         class wins (the weaver's OOD verdict)."""
-        from inference.learning.classifier import (
-            FINETUNED_L2,
-            FROZEN_L2,
-            OOS_CLASS,
-            fit_softmax,
-            training_set,
-        )
-        from inference.learning.encoder_finetune import encoder_for_documents
-        from ontology.snapshot_registry import pin_snapshot
-
         documents = pin_snapshot(project.pk).documents
         encoder = encoder_for_documents(documents)
         texts, classes = training_set(documents)
@@ -422,11 +418,6 @@ class Command(BaseCommand):
         """For each text, the release classifier's top in-scope probability (what the weaver's OOD rule
         reads; the "Out of scope" label counts as a class) and its top class as an intent, on the
         release's own encoder as in the pipeline."""
-        from bench.routing import OOS
-        from inference.learning.classifier import OOS_CLASS, classifier_from_documents
-        from inference.learning.encoder_finetune import encoder_for_documents
-        from ontology.snapshot_registry import pin_snapshot
-
         snapshot = pin_snapshot(project.pk)
         classifier = classifier_from_documents(snapshot.documents)
         probs = classifier.probabilities_batch(encoder_for_documents(snapshot.documents).embed(texts))

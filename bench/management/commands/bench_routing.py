@@ -131,8 +131,17 @@ def _baselines_without(
     return {name: np.concatenate(values) for name, values in parts.items()}
 
 
+def _release_documents(project: Any) -> dict[str, Any]:
+    """The documents of the project's active release (the benchmark has just published it)."""
+    snapshot = pin_snapshot(project.pk)
+    if snapshot is None:
+        raise CommandError(f"project {project.slug!r} has no active release")
+    return dict(snapshot.documents)
+
+
 def _halves(pairs: list[list[str]]) -> tuple[list[list[str]], list[list[str]]]:
-    first, second = [], []
+    first: list[list[str]] = []
+    second: list[list[str]] = []
     for pair in pairs:
         digest = hashlib.sha256(pair[0].encode("utf-8")).digest()[0]
         (first if digest % 2 == 0 else second).append(pair)
@@ -379,7 +388,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _encoder_document(project: Any) -> dict[str, Any] | None:
-        return pin_snapshot(project.pk).documents.get(ENCODER_DOCUMENT)
+        return _release_documents(project).get(ENCODER_DOCUMENT)
 
     @staticmethod
     def _pipeline_without(
@@ -389,7 +398,7 @@ class Command(BaseCommand):
         training texts and encoder, without the labels of the held intents; a VAL row's confidence is
         its top in-scope probability (what the weaver's threshold reads), ``-inf`` when the ``oos``
         class wins (the weaver's OOD verdict)."""
-        documents = pin_snapshot(project.pk).documents
+        documents = _release_documents(project)
         encoder = encoder_for_documents(documents)
         texts, classes = training_set(documents)
         x, val_x = encoder.embed(texts), encoder.embed(val_texts)
@@ -418,9 +427,11 @@ class Command(BaseCommand):
         """For each text, the release classifier's top in-scope probability (what the weaver's OOD rule
         reads; the "Out of scope" label counts as a class) and its top class as an intent, on the
         release's own encoder as in the pipeline."""
-        snapshot = pin_snapshot(project.pk)
-        classifier = classifier_from_documents(snapshot.documents)
-        probs = classifier.probabilities_batch(encoder_for_documents(snapshot.documents).embed(texts))
+        documents = _release_documents(project)
+        classifier = classifier_from_documents(documents)
+        if classifier is None:
+            raise CommandError("the release has no label classifier")
+        probs = classifier.probabilities_batch(encoder_for_documents(documents).embed(texts))
         keep = np.array([c != OOS_CLASS for c in classifier.classes])
         top = np.where(keep[None, :], probs, -1.0).argmax(axis=1)
         best = [intent_of_label.get(classifier.classes[j], OOS) for j in top]

@@ -10,7 +10,9 @@ on, with a learned grey-zone model, the pair cross-encoder and a bounded LLM com
 * ``order`` — word order and roles: swaps around directional words, exchanged spans, converses;
 * ``edits`` — soft reasons of an edited sentence: minimal pairs, replaced spans, one-sided conditions;
 * ``discriminators`` — the hard and soft reasons for one pair of canonical facts;
-* ``decision`` — ``compare``: thresholds, promotions, the learned model, the LLM and the cross-encoder;
+* ``decision`` — ``compare``: thresholds, promotions, the learned model, the LLM, the cross-encoder and
+  the identity gate;
+* ``identity`` — evidence close to identity: the content words two wordings leave unexplained;
 * ``learned`` — the learned grey-zone model (``pair_features``, ``learned_model``);
 * ``llm`` — the bounded LLM compare.
 
@@ -19,7 +21,7 @@ The names below are the comparator's interface. The switches ``decision.LEARNED_
 set them on those modules.
 """
 
-from .decision import compare, cross_decide
+from .decision import compare, cross_decide, identity_gate
 from .discriminators import VALUE_CATEGORIES, VALUE_SURFACES, discriminators
 from .learned import FEATURE_NAMES, LearnedModel, learned_model, pair_features
 from .llm import LLM_COMPARE_INSTRUCTIONS, llm_compare, llm_compare_enabled
@@ -40,6 +42,7 @@ __all__ = [
     "Verdict",
     "compare",
     "cross_decide",
+    "identity_gate",
     "discriminators",
     "learned_model",
     "llm_compare",

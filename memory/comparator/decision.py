@@ -26,6 +26,10 @@ under ``cross_demote`` is staged (UNSURE), an UNSURE at or over ``cross_promote`
 number or version is merged (``VECTOR+NLI``). Hard discriminators are never overridden; missing weights
 leave the rules' verdict (logged).
 
+Last, the *identity gate* (``RegistryParams.identity``, on by default): a SAME not decided by the LLM
+compare is kept only when the two wordings are close to identical (``memory.comparator.identity``:
+at most ``identity_slack`` content words unexplained); otherwise it is staged (UNSURE) for a reviewer.
+
 ``LEARNED_DEFAULT`` and ``CROSS_DEFAULT`` are read at each decision, so a benchmark run may switch them
 on here (``bench_registry --learned`` / ``--cross``).
 """
@@ -37,6 +41,7 @@ from pathlib import Path
 from ..canonical import DATA_UNITS, ORDINAL_PREFIX, TIME_UNITS, Canonical, words
 from .discriminators import VALUE_CATEGORIES, _unmatched, discriminators
 from .edits import _specific
+from .identity import close_to_identity
 from .learned import learned_model, pair_features
 from .llm import llm_compare, llm_compare_enabled
 from .params import DEFAULT_PARAMS, Comparison, Method, RegistryParams, Verdict
@@ -52,7 +57,25 @@ CROSS_DEFAULT = False
 
 def compare(a: Canonical, b: Canonical, cosine: float, params: RegistryParams = DEFAULT_PARAMS) -> Comparison:
     """SAME / DIFFERENT / UNSURE for the incoming fact ``a`` against candidate ``b`` (see the module doc),
-    then, when the cross-encoder is on, its grey-zone check (``cross_decide``)."""
+    then, when the cross-encoder is on, its grey-zone check (``cross_decide``), then the identity gate
+    (``identity_gate``)."""
+    return identity_gate(a, b, _cross_compare(a, b, cosine, params), params)
+
+
+def identity_gate(a: Canonical, b: Canonical, result: Comparison, params: RegistryParams) -> Comparison:
+    """A SAME not decided by the LLM compare is kept only on evidence close to identity
+    (``memory.comparator.identity``); otherwise it is staged (UNSURE) with the unexplained words as
+    its reason."""
+    if not params.identity or result.verdict != Verdict.SAME or result.method == Method.VECTOR_LLM:
+        return result
+    close, reason = close_to_identity(a, b, params)
+    if close:
+        return result
+    return Comparison(Verdict.UNSURE, result.method, (*result.reasons, reason), result.anchored)
+
+
+def _cross_compare(a: Canonical, b: Canonical, cosine: float, params: RegistryParams) -> Comparison:
+    """The rules' verdict, checked by the cross-encoder when it is on."""
     result = _rules_compare(a, b, cosine, params)
     if result.verdict == Verdict.DIFFERENT or result.method not in (Method.VECTOR_ONLY, Method.VECTOR_RULES):
         return result

@@ -4,8 +4,8 @@
   InfoUnit), DIFFERENT (it is not), UNSURE (staged for a reviewer);
 * ``Method`` — how a verdict was reached (§2.10.5.10, plus the rule-based and exact variants);
 * ``RegistryParams`` — the tuned thresholds of the uniqueness decision and its switches (learned model,
-  promotions, cross-encoder, WordNet); ``DEFAULT_PARAMS`` is what the registry runs with, ``RULES_ONLY``
-  and ``LEARNED`` are the two presets the benchmarks compare;
+  promotions, cross-encoder, WordNet, the identity gate); ``DEFAULT_PARAMS`` is what the registry runs
+  with, ``RULES_ONLY`` and ``LEARNED`` are the two presets the benchmarks compare;
 * ``Comparison`` — the verdict on one (incoming fact, candidate InfoUnit) pair, with its method and the
   reasons behind it.
 """
@@ -75,6 +75,12 @@ class RegistryParams:
     cross_folder: str | None = None  # trained weights to use; None: the default (trained on DEV_FILES)
     # WordNet relations (``memory.lexicon``): antonyms as a hard reason, synonyms explaining an edit
     lexicon: bool = True
+    # merge on its own only on evidence close to identity (``memory.comparator.identity``): a SAME whose
+    # two wordings leave more than ``identity_slack`` content words unexplained is staged (UNSURE).
+    # Slack 2 is the highest development recall with pooled development FMR ≤ 1 % (v1–v8,
+    # docs/benchmarks.md); the LLM compare, which reads both statements, is not gated.
+    identity: bool = True
+    identity_slack: int = 2
 
 
 DEFAULT_PARAMS = RegistryParams()

@@ -3,24 +3,31 @@ fact"; paraphrases match; the grey zone is UNSURE, or the bounded LLM compare wh
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from memory.canonical import InfoType, canonicalize
 from memory.comparator import (
     DEFAULT_PARAMS,
     LEARNED,
-    RULES_ONLY,
+    Comparison,
     Method,
     RegistryParams,
     Verdict,
     compare,
     discriminators,
+    identity_gate,
     llm_compare,
 )
+from memory.comparator import RULES_ONLY as RULES_GATED
+from memory.comparator.identity import identity_gap
 from tests.inference.loopback import Reply, loopback_server
 
-# The rules of step 3 (docs/benchmarks.md) without the session-3 promotions of staged pairs.
-NO_PROMOTION = RegistryParams(learned=False, promote=False)
+# The rules as they decide before the identity gate (tested on its own at the end of this file): with
+# their promotions, and without (the rules of step 3, docs/benchmarks.md).
+RULES_ONLY = replace(RULES_GATED, identity=False)
+NO_PROMOTION = RegistryParams(learned=False, promote=False, identity=False)
 
 
 def pair(a: str, b: str, info_type: str = InfoType.PRODUCT_CONFIG):
@@ -335,3 +342,71 @@ def test_bounds_and_the_verb_last_are_not_negations_or_ordinals():
     )
     assert discriminators(same_b, same_a) == ([], [], True)
     assert pair("x", "Deals over $1500k or €2.5k.")[1].statement == "deals over 1500000 usd or 2500 eur"
+
+
+# --- the identity gate: an automatic merge needs evidence close to identity ---------------------------
+
+
+def test_the_identity_gate_stages_a_match_that_adds_a_fact():
+    first, second = pair(
+        "Support tickets from enterprise customers are answered within four hours.",
+        "Enterprise customers' support tickets, which arrive mostly by email from their admins, are answered "
+        "within four hours.",
+    )
+
+    rules = compare(second, first, cosine=0.95, params=NO_PROMOTION)
+    gated = compare(second, first, cosine=0.95)
+
+    assert identity_gap(second, first, DEFAULT_PARAMS) == (
+        ["which", "arrive", "mostly", "email", "admins"],
+        [],
+    )
+    assert rules.verdict == Verdict.SAME
+    assert (gated.verdict, gated.method) == (Verdict.UNSURE, rules.method)
+    assert gated.reasons[-1] == "not_identical: -which -arrive -mostly -email -admins"
+    # the slack is the number of unexplained words tolerated: five here
+    assert identity_gate(second, first, rules, replace(DEFAULT_PARAMS, identity_slack=5)) == rules
+    assert (
+        identity_gate(second, first, rules, replace(DEFAULT_PARAMS, identity_slack=4)).verdict
+        == Verdict.UNSURE
+    )
+
+
+def test_a_reordered_statement_of_the_same_words_passes_the_gate():
+    first, second = pair(
+        "Refunds are processed by the billing team every Friday.",
+        "Every Friday, the billing team processes all refunds.",
+    )
+
+    assert identity_gap(second, first, DEFAULT_PARAMS) == ([], [])
+    assert compare(second, first, cosine=0.95).verdict == Verdict.SAME
+
+
+def test_a_synonym_or_a_word_of_the_same_family_is_explained():
+    first, second = pair(
+        "Customers buy licences through the partner portal.",
+        "Customer accounts purchase licences through the partner portal.",
+    )
+
+    # "buy" / "purchase" share a frequent WordNet sense; "Customers" / "Customer" are one family;
+    # "accounts" is on one side only
+    assert identity_gap(second, first, DEFAULT_PARAMS) == (["accounts"], [])
+    assert identity_gap(second, first, replace(DEFAULT_PARAMS, lexicon=False)) == (
+        ["accounts", "purchase"],
+        ["buy"],
+    )
+
+
+def test_the_gate_leaves_decisions_that_read_both_statements_and_non_matches_alone():
+    first, second = pair(
+        "Support tickets from enterprise customers are answered within four hours.",
+        "Enterprise customers' support tickets, which arrive mostly by email from their admins, are answered "
+        "within four hours.",
+    )
+    llm = Comparison(Verdict.SAME, Method.VECTOR_LLM, ("llm",))
+    staged = Comparison(Verdict.UNSURE, Method.VECTOR_RULES, ("grey_zone",))
+
+    assert identity_gate(second, first, llm, DEFAULT_PARAMS) == llm
+    assert identity_gate(second, first, staged, DEFAULT_PARAMS) == staged
+    ungated = replace(DEFAULT_PARAMS, identity=False)
+    assert compare(second, first, cosine=0.95, params=ungated).verdict == Verdict.SAME

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,8 +17,6 @@ from bench.registry.train_comparator import DEV_FILES, fit, rows_build
 from memory.canonical import InfoType, canonicalize
 from memory.comparator import (
     FEATURE_NAMES,
-    LEARNED,
-    RULES_ONLY,
     Method,
     RegistryParams,
     Verdict,
@@ -26,9 +25,15 @@ from memory.comparator import (
     learned_model,
     pair_features,
 )
+from memory.comparator import LEARNED as LEARNED_GATED
+from memory.comparator import RULES_ONLY as RULES_GATED
 from memory.comparator.learned import MODEL_PATH
 from memory.comparator.wording import _same_stem
 from memory.pairs import RESOURCES_DIR, pairs_load
+
+# The two presets as they decide before the identity gate (``memory.comparator.identity``).
+RULES_ONLY = replace(RULES_GATED, identity=False)
+LEARNED = replace(LEARNED_GATED, identity=False)
 
 V4_SHA256 = "8250e265ffbe9250739d4e67d1edf25be422502367d8d8ec0ee98e19220a5b90"
 
@@ -67,9 +72,12 @@ def test_a_reworded_paraphrase_the_rules_left_unsure_is_a_learned_match():
         "Egress goes out via a fixed IP so the partner can allowlist it.",
     )
 
-    strict = compare(incoming, candidate, cosine, RegistryParams(learned=False, promote=False))
+    strict = compare(
+        incoming, candidate, cosine, RegistryParams(learned=False, promote=False, identity=False)
+    )
     rules = compare(incoming, candidate, cosine, RULES_ONLY)
     learned = compare(incoming, candidate, cosine, LEARNED)
+    gated = compare(incoming, candidate, cosine, LEARNED_GATED)
 
     assert strict.verdict == Verdict.UNSURE
     # since session 3 the rules promote a grey-zone pair nothing discriminates
@@ -79,6 +87,9 @@ def test_a_reworded_paraphrase_the_rules_left_unsure_is_a_learned_match():
     assert learned.reasons == (
         f"learned p={learned_model().probability(pair_features(incoming, candidate, cosine)):.3f}",
     )
+    # the identity gate stages it: "outbound", "traffic", "leaves", "static" … are not the other's words
+    assert (gated.verdict, gated.method) == (Verdict.UNSURE, Method.VECTOR_LEARNED)
+    assert gated.reasons[-1].startswith("not_identical: ")
 
 
 def test_a_one_word_substitution_of_a_related_term_is_learned_different():

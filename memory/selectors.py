@@ -13,8 +13,12 @@ from django.db.models import Count, Max, Q, QuerySet
 from arg_platform.errors import NotFound
 from projects.models import Project
 
+from .canonical import canonicalize
+from .comparator import DEFAULT_PARAMS, RegistryParams
+from .comparator.identity import identity_gap
 from .distinctions import Distinction, Distinctions, suggestions
 from .edges import Hit, expand, graph_rerank
+from .merge_bar import ReviewedPair
 from .models import (
     EpisodicMemory,
     InfoEvidence,
@@ -27,6 +31,7 @@ from .models import (
     TermDistinction,
 )
 
+REVIEWED_PAIR_LIMIT = 300  # most recent resolved UNSURE attempts the merge-bar curve reads
 READ_CANDIDATE_LIMIT = 5000  # most recent items of the caller's scopes a vector read scans
 LABEL_BOOST = 0.1  # a hit sharing a validated label with the request
 
@@ -156,6 +161,37 @@ def registry_unsure_list(*, project: Project) -> QuerySet[RegistryAttempt]:
         .select_related("episode", "candidate_unit", "info_key")
         .order_by("created_at", "id")
     )
+
+
+def reviewed_pairs(
+    *, project: Project, params: RegistryParams = DEFAULT_PARAMS, limit: int = REVIEWED_PAIR_LIMIT
+) -> list[ReviewedPair]:
+    """The project's most recent resolved UNSURE attempts whose candidate InfoUnit still exists, each
+    with its identity gap (staged fact against the unit's canonical statement, without the labels'
+    synonyms) and the reviewer's verdict: the data of the merge-bar curve (``memory.merge_bar``)."""
+    attempts = (
+        RegistryAttempt.objects.filter(
+            project=project,
+            review_status__in=(RegistryAttempt.Review.SAME, RegistryAttempt.Review.DIFFERENT),
+            candidate_unit__isnull=False,
+        )
+        .select_related("episode", "candidate_unit")
+        .order_by("-resolved_at", "-id")[:limit]
+    )
+    out = []
+    for attempt in attempts:
+        unit = attempt.candidate_unit
+        assert unit is not None  # filtered above
+        staged = canonicalize(attempt.episode.text, info_type=unit.info_type)
+        candidate = canonicalize(unit.canonical_statement, info_type=unit.info_type)
+        only_staged, only_candidate = identity_gap(staged, candidate, params)
+        out.append(
+            ReviewedPair(
+                gap=len(only_staged) + len(only_candidate),
+                same=attempt.review_status == RegistryAttempt.Review.SAME,
+            )
+        )
+    return out
 
 
 def registry_attempt_get(*, project: Project, pk: int) -> RegistryAttempt:

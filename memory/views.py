@@ -21,9 +21,11 @@ from arg_platform.ui import REFUSED, go_to, project_view, render_page
 from projects.access import Capability, ProjectAccess
 
 from . import selectors, services
+from .comparator import DEFAULT_PARAMS
 from .distinctions import suggestions
 from .edges import session_reconstruct
 from .forms import DetachForm, DistinctSetForm, MemoryFilterForm, PromoteForm, ResolveForm
+from .merge_bar import merge_bar_chart, merge_bar_curve
 from .models import InfoEvidence, InfoUnitEvent, MemoryEdge, RegistryAttempt
 
 PAGE_SIZE = 50
@@ -199,6 +201,22 @@ def evidence_detach(
     )
 
 
+def _merge_bar(access: ProjectAccess) -> dict[str, Any]:
+    """The merge bar in force and its curve on the project's reviewed pairs (``memory.merge_bar``)."""
+    slack = DEFAULT_PARAMS.identity_slack
+    pairs = selectors.reviewed_pairs(project=access.project)
+    curve = merge_bar_curve(pairs)
+    return {
+        "slack": slack,
+        "on": DEFAULT_PARAMS.identity,
+        "pairs": len(pairs),
+        "same": sum(p.same for p in pairs),
+        "curve": curve,
+        "chart": merge_bar_chart(curve, slack),
+        "operating": next((p for p in curve if p["slack"] == slack), curve[-1]),
+    }
+
+
 @memory_view("GET")
 def staging_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
     """The UNSURE staging list: facts the registry could not decide, oldest first."""
@@ -211,6 +229,7 @@ def staging_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
             "page": _staging_page(request, attempts),
             "query": _query(request),
             "form": ResolveForm(),
+            "merge_bar": _merge_bar(access),
         },
     )
 
@@ -247,6 +266,7 @@ def staging_resolve(request: HttpRequest, access: ProjectAccess, attempt_id: int
             "query": "",
             "form": ResolveForm(),
             "error_form": form,
+            "merge_bar": _merge_bar(access),
         },
         status=REFUSED,
     )

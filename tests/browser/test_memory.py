@@ -66,12 +66,23 @@ def test_reviewer_browses_memory_and_resolves_an_unsure_item(ui, login, live_ser
     )
     expect(item.locator(".candidate-fact")).to_contain_text("maintenance windows on sunday nights")
     item.get_by_label("Reason").fill("same maintenance window")
+    # Nothing reviewed yet: the merge-bar curve waits for decisions.
+    expect(page.locator("#merge-curve-empty")).to_be_visible()
     screenshot("memory-staging")
     item.get_by_role("button", name="Same fact").click()
 
     expect(page.locator(".flash-success")).to_contain_text("Resolved as SAME")
     expect(page.get_by_text("Nothing waits for review.")).to_be_visible()
     expect(page.locator("#staging-count")).to_have_text("0")
+    # The decision is a point of the merge-bar curve: drawn, with the bar in force marked.
+    curve = page.locator("#merge-curve")
+    expect(curve).to_be_visible()
+    expect(curve.locator("polyline[data-series='recall']")).to_have_count(1)
+    expect(page.locator("#merge-operating-point")).to_have_attribute("data-slack", "2")
+    expect(page.locator("#merge-operating-figures")).to_contain_text(
+        "On the 1 most recent pair reviewers resolved"
+    )
+    screenshot("memory-merge-bar")
     staged.refresh_from_db()
     assert (staged.review_status, staged.resolution_reason) == (
         RegistryAttempt.Review.SAME,

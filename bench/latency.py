@@ -652,7 +652,9 @@ def warm_up(
         bad = [s for s in phase.statuses if s != 200]
         if bad or phase.timed_out:
             detail = next((b for s, b in zip(phase.statuses, phase.bodies, strict=True) if s != 200), b"")
-            raise RuntimeError(f"warm-up request failed ({bad[:3]}): {detail[:500]!r}")
+            raise RuntimeError(
+                f"warm-up request failed ({bad[:3]}): {detail[:500]!r}\nserver log:\n{server.log_tail(60)}"
+            )
         slowest = max(phase.latencies_ms) / 1000
         log(f"   warm-up round {rounds}: {len(batch)} requests, slowest {slowest:.2f} s")
         if rounds >= 2 and slowest < SLOW_WARM_REQUEST_S:

@@ -197,7 +197,7 @@ def baselines(train_x: np.ndarray, train_y: list[str], train_texts: list[str]) -
     centroids = np.stack([train_x[y == index[c]].mean(axis=0) for c in in_scope])
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
     w, b = fit_softmax(train_x, y, len(labels))
-    docs = {c: [] for c in in_scope}
+    docs: dict[str, list[str]] = {c: [] for c in in_scope}
     for text, c in zip(train_texts, train_y, strict=True):
         if c != OOS:
             docs[c].extend(matching_tokens(text))

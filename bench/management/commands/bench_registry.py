@@ -16,6 +16,8 @@ but run three times) and ``pairs_v7_heldout.json``, the frozen held-out file of 
 pair cross-encoder's grey-zone check (``memory.comparator.decision.CROSS_DEFAULT``; trained first when
 its weights are missing, see ``manage.py train_registry_comparator``). ``--units 100000`` pre-fills that
 many InfoUnits with a bulk path, then times ``--writes`` real writes (the last line is ``LATENCY …``).
+``--identity-slack N`` sets the identity gate's bar for the run (``memory.comparator.identity``; default
+2, ``-1`` switches the gate off and gives the comparator as it was before the gate).
 Everything runs in a throw-away project, deleted afterwards (``--keep`` keeps it).
 """
 
@@ -60,6 +62,12 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--cross-demote", type=float, help="with --cross: this demote bar, not the default"
+        )
+        parser.add_argument(
+            "--identity-slack",
+            type=int,
+            help="the identity gate's bar: content words left unexplained that an automatic merge "
+            "tolerates (default 2); -1 switches the gate off",
         )
         parser.add_argument(
             "--cross-promote", type=float, help="with --cross: this promote bar, not the default"
@@ -132,7 +140,15 @@ class Command(BaseCommand):
             for name in ("cross_demote", "cross_promote"):
                 if options.get(name) is not None:
                     params = replace(params, **{name: options[name]})
+            slack = options.get("identity_slack")
+            if slack is not None:
+                params = replace(params, identity=slack >= 0, identity_slack=max(slack, 0))
             report(f"promotions: {'on' if params.promote else 'off'}")
+            report(
+                f"identity gate: at most {params.identity_slack} unexplained words"
+                if params.identity
+                else "identity gate: off"
+            )
             report(f"cross-encoder bars: demote < {params.cross_demote}, promote ≥ {params.cross_promote}")
             result = run_pairs(pairs, report=report, keep=options["keep"], params=params)
             report(

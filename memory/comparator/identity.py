@@ -11,8 +11,8 @@ same words:
   (``memory.lexicon``, when the lexicon is on), or when it is a *generic* word (how a statement is
   phrased, not what it states: ``wording.GENERIC_STEMS``);
 * the *identity gap* of a pair is the content words of either side left unexplained;
-* ``RegistryParams.identity_slack`` is how many such words an automatic merge tolerates (one: a
-  single word on one side, never a word replaced by another, which leaves one on each side).
+* ``RegistryParams.identity_slack`` is how many such words an automatic merge tolerates (two by
+  default: one word replaced by another, or two words on one side only).
 
 A pair over the slack that the rules would merge is staged (UNSURE) for a reviewer instead.
 """

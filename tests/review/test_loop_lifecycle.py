@@ -227,8 +227,10 @@ def _active_state(project: Any) -> Any:
 def _negative_traffic(
     project: Any, release: Any, *, days: int, per_day: int, negative_every: int, landing: str | None = None
 ) -> None:
-    """Requests ending on N-invoice-archive (from ``landing`` when given), most of them negative."""
-    now = timezone.now()
+    """Requests ending on N-invoice-archive (from ``landing`` when given), most of them negative: ``days``
+    calendar days, each request between 03:00 and 22:00 of its day (23:00 of a day at most 48 h back is
+    the anchor, so no day's requests cross midnight whatever the hour the test runs)."""
+    now = (timezone.now() - timedelta(hours=24)).replace(hour=23, minute=0, second=0, microsecond=0)
     n = 0
     for day in range(days):
         for i in range(per_day):

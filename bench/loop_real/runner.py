@@ -634,7 +634,7 @@ def _last_context(harness: Harness) -> GeneratorContext | None:
 def reattach_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
     """Why a misfiled label was or was not proposed for re-attachment: the LABEL_REATTACH generator's
     gates for it on the last night's base release and window (its support and sources, and the lower
-    bound of the mean cosine gap to its own domain's cluster and to the best other one), read only."""
+    bound of the mean affinity gap to its own domain's cluster and to the best other one), read only."""
     wanted = [d for d in world.defects if d.kind == "LABEL_REATTACH"]
     context = _last_context(harness) if wanted else None
     if context is None:
@@ -650,18 +650,18 @@ def reattach_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
             continue
         sources = {int(context.collection.sources[r]) for r in rows}
         carriers = {n.node_id for n in context.base.graph.nodes if label["id"] in n.labels}
-        centroids = lifecycle._cluster_centroids(context, carriers)
         picked = context.sample(np.array(rows, dtype=np.int64), params.reattach_max_prompts, "gates")
         encoder = encoder_for_documents(context.base.documents)
         x = np.asarray(
             encoder.embed([context.collection.prompts[r] for r in picked.tolist()]), dtype=np.float32
         )
-        own = x @ centroids[label["cluster"]] if label["cluster"] in centroids else np.zeros(len(x))
+        affinity = lifecycle.cluster_affinities(context, x, carriers)
+        own = affinity.get(label["cluster"], np.zeros(len(x)))
 
         def lower(gap: np.ndarray) -> float:
             return float(gap.mean() - params.z * gap.std(ddof=1) / np.sqrt(gap.size)) if gap.size > 1 else 0.0
 
-        gaps = {c: x @ v - own for c, v in centroids.items() if c != label["cluster"]}
+        gaps = {c: v - own for c, v in affinity.items() if c != label["cluster"]}
         best = max(gaps, key=lambda c: lower(gaps[c])) if gaps else None
         home = d.details["cluster"]
         out[d.key] = {

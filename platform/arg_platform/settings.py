@@ -384,7 +384,8 @@ OFFLINE_LOOP: dict[str, object] = {
         "reattach_min_support": 12,
         "reattach_min_sources": 3,
         "reattach_max_prompts": 300,
-        "margin": 0.08,  # lower bound of the mean cosine gap to the other cluster
+        "reattach_neighbours": 3,  # a prompt's affinity to a cluster: mean of its 3 highest node cosines
+        "margin": 0.08,  # lower bound of the mean affinity gap to the other cluster
         "parent_cosine": 0.5,
     },
     "replay": {

@@ -686,3 +686,46 @@ def test_alias_traffic_counts_requests_still_served_by_the_old_node_and_memory_r
     traffic = alias_traffic(context, ["N-old-invoices"], now - timedelta(days=7))
 
     assert traffic == {"N-old-invoices": {"served": 2, "memory_reads": 2, "episodes": 2}}
+
+
+def test_a_label_is_compared_with_its_nearest_relatives_in_a_cluster_not_with_the_cluster_mean():
+    """A cluster holding two topics (navigation beside maintenance) keeps a navigation label although its
+    mean sits farther from the label's requests than another cluster's: affinity is the mean of the
+    prompt's ``reattach_neighbours`` highest node cosines; ``0`` compares with the centroid."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from review.loop.generators.lifecycle import cluster_affinities
+    from review.loop.params import loop_params
+
+    axes = np.eye(4, dtype=np.float32)
+    nav, maintenance, travel = axes[0], axes[1], axes[2]
+    embeddings = np.stack([nav] * 3 + [maintenance] * 5 + [travel] * 4 + [nav])
+    ids = [f"N{i}" for i in range(len(embeddings))]
+    statuses = ["ACTIVE"] * 12 + ["ACTIVE"]
+    snapshot = SimpleNamespace(
+        embeddings=embeddings,
+        node_ids=ids,
+        cluster_nodes={"auto": np.arange(0, 8), "travel": np.arange(8, 12), "other": np.array([12])},
+        node=lambda p: SimpleNamespace(status=statuses[p]),
+    )
+    params = loop_params()
+    assert params.lifecycle.reattach_neighbours == 3
+    prompt = (0.8 * nav + 0.6 * travel)[None, :]
+
+    def context(k: int) -> Any:
+        lifecycle = replace(params.lifecycle, reattach_neighbours=k)
+        return SimpleNamespace(
+            base=SimpleNamespace(snapshot=snapshot), params=replace(params, lifecycle=lifecycle)
+        )
+
+    local = cluster_affinities(context(3), prompt, exclude={"N12"})  # the label's own node left out
+    assert set(local) == {"auto", "travel"}
+    assert local["auto"][0] == pytest.approx(0.8) and local["travel"][0] == pytest.approx(0.6)
+    centroid = cluster_affinities(context(0), prompt, exclude={"N12"})
+    assert centroid["travel"][0] == pytest.approx(0.6)
+    assert centroid["auto"][0] == pytest.approx(2.4 / np.sqrt(34), abs=1e-6)  # < 0.6: the mean says travel
+    # fewer nodes than k: the mean of those there are
+    assert cluster_affinities(context(10), prompt, exclude={"N12"})["travel"][0] == pytest.approx(0.6)

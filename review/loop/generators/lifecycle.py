@@ -35,14 +35,17 @@ REMOVED. Its own redirection stays: old memories keep their way to its successor
 **LABEL_REATTACH** (§3.2.4 "reattaching a label under the correct cluster parent") — an ACTIVE label's
 traffic (the prompts of the window's requests whose ``L_final`` holds it, at most
 ``reattach_max_prompts``, from at least ``reattach_min_sources`` sources, at least
-``reattach_min_support`` of them, embedded by the release's encoder) is compared with each cluster's
-*centroid* — the mean content embedding of the cluster's ACTIVE nodes, the label's own nodes left out.
-For each request the gap
-``cos(prompt, other cluster) − cos(prompt, own cluster)`` is measured; when the lower bound at ``z`` of
-the mean gap to the best other cluster reaches ``margin``, the label (and its subtree) is proposed under
-the label of that cluster whose label-index vector is closest to the traffic centroid (cosine ≥
-``parent_cosine``; otherwise at the cluster's root), and its nodes are attached to that cluster (and
-detached from the old one when no other label keeps them there).
+``reattach_min_support`` of them, embedded by the release's encoder) is compared with each cluster.
+A prompt's *affinity* to a cluster is the mean of its ``reattach_neighbours`` highest cosines to the
+content embeddings of the cluster's ACTIVE nodes, the label's own nodes left out: a label belongs where
+its nearest relatives are, and a cluster that covers several topics (a domain's navigation intents beside
+its maintenance intents) keeps the labels whose relatives it holds, although its mean may sit closer to
+another cluster. (``reattach_neighbours = 0`` compares with each cluster's *centroid*, the mean of those
+embeddings.) For each request the gap ``affinity(other cluster) − affinity(own cluster)`` is measured;
+when the lower bound at ``z`` of the mean gap to the best other cluster reaches ``margin``, the label (and
+its subtree) is proposed under the label of that cluster whose label-index vector is closest to the
+traffic centroid (cosine ≥ ``parent_cosine``; otherwise at the cluster's root), and its nodes are
+attached to that cluster (and detached from the old one when no other label keeps them there).
 """
 
 from __future__ import annotations
@@ -387,8 +390,8 @@ def _removal_ops(base: BaseRelease, node_id: str, aliases: dict[str, Any]) -> tu
 # --- LABEL_REATTACH ---------------------------------------------------------------------------------
 
 
-def _cluster_centroids(context: GeneratorContext, exclude: set[str]) -> dict[str, np.ndarray]:
-    """Mean content embedding of each cluster's ACTIVE nodes, ``exclude`` left out (unit vectors)."""
+def _cluster_members(context: GeneratorContext, exclude: set[str]) -> dict[str, np.ndarray]:
+    """The content embeddings of each cluster's ACTIVE nodes, ``exclude`` left out (rows: unit vectors)."""
     snapshot = context.base.snapshot
     out: dict[str, np.ndarray] = {}
     if snapshot.embeddings is None:
@@ -400,7 +403,23 @@ def _cluster_centroids(context: GeneratorContext, exclude: set[str]) -> dict[str
             if snapshot.node(p).status == "ACTIVE" and snapshot.node_ids[p] not in exclude
         ]
         if keep:
-            out[cluster] = unit(snapshot.embeddings[keep].mean(axis=0))
+            out[cluster] = np.asarray(snapshot.embeddings[keep], dtype=np.float32)
+    return out
+
+
+def cluster_affinities(context: GeneratorContext, x: np.ndarray, exclude: set[str]) -> dict[str, np.ndarray]:
+    """Each cluster's affinity to each row of ``x`` (module doc): the mean of the ``reattach_neighbours``
+    highest cosines to the cluster's ACTIVE nodes, ``exclude`` left out; with 0, the cosine to the
+    clusters' centroid."""
+    k = context.params.lifecycle.reattach_neighbours
+    out: dict[str, np.ndarray] = {}
+    for cluster, members in _cluster_members(context, exclude).items():
+        if k <= 0:
+            out[cluster] = x @ unit(members.mean(axis=0))
+            continue
+        sims = x @ members.T
+        top = min(k, sims.shape[1])
+        out[cluster] = -np.sort(-sims, axis=1)[:, :top].mean(axis=1)
     return out
 
 
@@ -437,19 +456,19 @@ def _reattach(
     base = context.base
     own_cluster = label["cluster"]
     carriers = sorted(n.node_id for n in base.graph.nodes if label["id"] in n.labels)
-    centroids = _cluster_centroids(context, set(carriers))
-    if own_cluster not in centroids or len(centroids) < 2:
-        return None
     rows = context.sample(rows, params.reattach_max_prompts, f"reattach:{label['id']}")
     # in the space of the release's vectors (node content, label index): its encoder, fine-tuned or not
     encoder = encoder_for_documents(base.documents)
     x = np.asarray(encoder.embed([context.collection.prompts[r] for r in rows.tolist()]), dtype=np.float32)
-    own = x @ centroids[own_cluster]
+    affinity = cluster_affinities(context, x, set(carriers))
+    if own_cluster not in affinity or len(affinity) < 2:
+        return None
+    own = affinity[own_cluster]
     best: tuple[float, str, np.ndarray] | None = None
-    for cluster, centroid in sorted(centroids.items()):
+    for cluster, other in sorted(affinity.items()):
         if cluster == own_cluster:
             continue
-        gap = x @ centroid - own
+        gap = other - own
         lower = float(gap.mean() - params.z * gap.std(ddof=1) / math.sqrt(gap.size)) if gap.size > 1 else 0.0
         if best is None or lower > best[0]:
             best = (lower, cluster, gap)
@@ -485,7 +504,7 @@ def _reattach(
         title=f"Re-attach {label['id']} {label['name']!r} from {own_cluster} to {target}",
         summary=(
             f"{rows.size} requests routed with {label['name']!r} (from {n_sources} sources) are closer to "
-            f"cluster {target} than to its own cluster {own_cluster}: mean cosine gap {float(gap.mean()):.3f} "
+            f"cluster {target} than to its own cluster {own_cluster}: mean affinity gap {float(gap.mean()):.3f} "
             f"(lower bound {lower:.3f} ≥ {params.margin}); proposed {where}"
         ),
         ops=tuple(ops),

@@ -634,7 +634,8 @@ def _last_context(harness: Harness) -> GeneratorContext | None:
 def reattach_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
     """Why a misfiled label was or was not proposed for re-attachment: the LABEL_REATTACH generator's
     gates for it on the last night's base release and window (its support and sources, and the lower
-    bound of the mean affinity gap to its own domain's cluster and to the best other one), read only."""
+    bound of the mean gap to its own domain's cluster, in each affinity view and the weaker of them, and to
+    the best other one), read only."""
     wanted = [d for d in world.defects if d.kind == "LABEL_REATTACH"]
     context = _last_context(harness) if wanted else None
     if context is None:
@@ -655,25 +656,29 @@ def reattach_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
         x = np.asarray(
             encoder.embed([context.collection.prompts[r] for r in picked.tolist()]), dtype=np.float32
         )
-        affinity = lifecycle.cluster_affinities(context, x, carriers)
-        own = affinity.get(label["cluster"], np.zeros(len(x)))
-
-        def lower(gap: np.ndarray) -> float:
-            return float(gap.mean() - params.z * gap.std(ddof=1) / np.sqrt(gap.size)) if gap.size > 1 else 0.0
-
-        gaps = {c: v - own for c, v in affinity.items() if c != label["cluster"]}
-        best = max(gaps, key=lambda c: lower(gaps[c])) if gaps else None
-        home = d.details["cluster"]
+        views = [lifecycle.cluster_affinities(context, x, carriers, 0)]
+        if params.reattach_neighbours > 0:
+            views.append(lifecycle.cluster_affinities(context, x, carriers, params.reattach_neighbours))
+        home, own = d.details["cluster"], label["cluster"]
+        home_lowers = [
+            lifecycle.lower_bound(view[home] - view[own], params.z) if home in view and own in view else None
+            for view in views
+        ]
+        known = [v for v in home_lowers if v is not None]
+        best = lifecycle.reattach_target(views, own, params.z)
         out[d.key] = {
-            "cluster_now": label["cluster"],
+            "cluster_now": own,
             "support": len(rows),
             "sources": len(sources),
             "support_gate": len(rows) >= params.reattach_min_support
             and len(sources) >= params.reattach_min_sources,
-            "gap_home_mean": round(float(gaps[home].mean()), 4) if home in gaps else None,
-            "gap_home_lower": round(lower(gaps[home]), 4) if home in gaps else None,
-            "best_other": best,
-            "gap_best_lower": round(lower(gaps[best]), 4) if best else None,
+            "gap_home_mean": round(float((views[0][home] - views[0][own]).mean()), 4)
+            if home in views[0] and own in views[0]
+            else None,
+            "gap_home_lower": round(min(known), 4) if len(known) == len(home_lowers) else None,
+            "gap_home_lower_per_view": [None if v is None else round(v, 4) for v in home_lowers],
+            "best_other": best[1] if best else None,
+            "gap_best_lower": round(best[0], 4) if best else None,
             "margin": params.margin,
         }
     return out

@@ -688,44 +688,47 @@ def test_alias_traffic_counts_requests_still_served_by_the_old_node_and_memory_r
     assert traffic == {"N-old-invoices": {"served": 2, "memory_reads": 2, "episodes": 2}}
 
 
-def test_a_label_is_compared_with_its_nearest_relatives_in_a_cluster_not_with_the_cluster_mean():
+def test_a_label_moves_only_when_its_nearest_relatives_agree_with_the_cluster_means():
     """A cluster holding two topics (navigation beside maintenance) keeps a navigation label although its
-    mean sits farther from the label's requests than another cluster's: affinity is the mean of the
-    prompt's ``reattach_neighbours`` highest node cosines; ``0`` compares with the centroid."""
-    from dataclasses import replace
+    mean sits farther from the label's requests than another cluster's: the nearest-node view (mean of the
+    prompt's ``reattach_neighbours`` highest node cosines) disagrees, and the weaker view decides."""
     from types import SimpleNamespace
 
     import numpy as np
 
-    from review.loop.generators.lifecycle import cluster_affinities
+    from review.loop.generators.lifecycle import cluster_affinities, reattach_target
     from review.loop.params import loop_params
 
     axes = np.eye(4, dtype=np.float32)
     nav, maintenance, travel = axes[0], axes[1], axes[2]
     embeddings = np.stack([nav] * 3 + [maintenance] * 5 + [travel] * 4 + [nav])
-    ids = [f"N{i}" for i in range(len(embeddings))]
-    statuses = ["ACTIVE"] * 12 + ["ACTIVE"]
     snapshot = SimpleNamespace(
         embeddings=embeddings,
-        node_ids=ids,
+        node_ids=[f"N{i}" for i in range(len(embeddings))],
         cluster_nodes={"auto": np.arange(0, 8), "travel": np.arange(8, 12), "other": np.array([12])},
-        node=lambda p: SimpleNamespace(status=statuses[p]),
+        node=lambda p: SimpleNamespace(status="ACTIVE"),
     )
-    params = loop_params()
-    assert params.lifecycle.reattach_neighbours == 3
-    prompt = (0.8 * nav + 0.6 * travel)[None, :]
+    context: Any = SimpleNamespace(base=SimpleNamespace(snapshot=snapshot))
+    k = loop_params().lifecycle.reattach_neighbours
+    assert k == 3
+    prompts = np.stack([0.8 * nav + 0.6 * travel, 0.75 * nav + 0.66 * travel, 0.85 * nav + 0.53 * travel])
 
-    def context(k: int) -> Any:
-        lifecycle = replace(params.lifecycle, reattach_neighbours=k)
-        return SimpleNamespace(
-            base=SimpleNamespace(snapshot=snapshot), params=replace(params, lifecycle=lifecycle)
-        )
-
-    local = cluster_affinities(context(3), prompt, exclude={"N12"})  # the label's own node left out
-    assert set(local) == {"auto", "travel"}
+    centroid = cluster_affinities(context, prompts, {"N12"}, 0)  # the label's own node N12 left out
+    local = cluster_affinities(context, prompts, {"N12"}, k)
+    assert set(local) == set(centroid) == {"auto", "travel"}
     assert local["auto"][0] == pytest.approx(0.8) and local["travel"][0] == pytest.approx(0.6)
-    centroid = cluster_affinities(context(0), prompt, exclude={"N12"})
     assert centroid["travel"][0] == pytest.approx(0.6)
     assert centroid["auto"][0] == pytest.approx(2.4 / np.sqrt(34), abs=1e-6)  # < 0.6: the mean says travel
-    # fewer nodes than k: the mean of those there are
-    assert cluster_affinities(context(10), prompt, exclude={"N12"})["travel"][0] == pytest.approx(0.6)
+    assert cluster_affinities(context, prompts, {"N12"}, 10)["travel"][0] == pytest.approx(0.6)  # < k nodes
+
+    z = 1.645
+    alone = reattach_target([centroid], "auto", z)
+    assert alone is not None and alone[1] == "travel" and alone[0] > 0.08  # the centroid alone would move it
+    both = reattach_target([centroid, local], "auto", z)
+    assert both is not None and both[1] == "travel" and both[0] < 0  # the relatives keep it at home
+    assert both[2][0] == pytest.approx(alone[0]) and both[0] == min(both[2])
+    # clearly navigation, filed under travel: both views agree it belongs in auto
+    clear = np.stack([0.95 * nav + 0.31 * travel, 0.97 * nav + 0.24 * travel, 0.93 * nav + 0.37 * travel])
+    views = [cluster_affinities(context, clear, {"N12"}, n) for n in (0, k)]
+    moved = reattach_target(views, "travel", z)
+    assert moved is not None and moved[1] == "auto" and moved[0] > 0.08

@@ -35,17 +35,21 @@ REMOVED. Its own redirection stays: old memories keep their way to its successor
 **LABEL_REATTACH** (§3.2.4 "reattaching a label under the correct cluster parent") — an ACTIVE label's
 traffic (the prompts of the window's requests whose ``L_final`` holds it, at most
 ``reattach_max_prompts``, from at least ``reattach_min_sources`` sources, at least
-``reattach_min_support`` of them, embedded by the release's encoder) is compared with each cluster.
-A prompt's *affinity* to a cluster is the mean of its ``reattach_neighbours`` highest cosines to the
-content embeddings of the cluster's ACTIVE nodes, the label's own nodes left out: a label belongs where
-its nearest relatives are, and a cluster that covers several topics (a domain's navigation intents beside
-its maintenance intents) keeps the labels whose relatives it holds, although its mean may sit closer to
-another cluster. (``reattach_neighbours = 0`` compares with each cluster's *centroid*, the mean of those
-embeddings.) For each request the gap ``affinity(other cluster) − affinity(own cluster)`` is measured;
-when the lower bound at ``z`` of the mean gap to the best other cluster reaches ``margin``, the label (and
-its subtree) is proposed under the label of that cluster whose label-index vector is closest to the
-traffic centroid (cosine ≥ ``parent_cosine``; otherwise at the cluster's root), and its nodes are
-attached to that cluster (and detached from the old one when no other label keeps them there).
+``reattach_min_support`` of them, embedded by the release's encoder) is compared with each cluster, the
+label's own nodes left out, in two views of a prompt's *affinity* to a cluster:
+
+* *centroid* — the cosine to the mean content embedding of the cluster's ACTIVE nodes;
+* *neighbours* — the mean of its ``reattach_neighbours`` highest cosines to those nodes' content
+  embeddings: a label belongs where its nearest relatives are, and a cluster covering several topics (a
+  domain's navigation intents beside its maintenance intents) keeps the labels whose relatives it holds
+  although its mean may sit closer to another cluster (``0``: the centroid view alone).
+
+For each request and view the gap ``affinity(other cluster) − affinity(own cluster)`` is measured; a
+cluster's *evidence* is the lower bound at ``z`` of the mean gap, taken in the view where it is weakest
+(both views must agree). When the best other cluster's evidence reaches ``margin``, the label (and its
+subtree) is proposed under the label of that cluster whose label-index vector is closest to the traffic
+centroid (cosine ≥ ``parent_cosine``; otherwise at the cluster's root), and its nodes are attached to
+that cluster (and detached from the old one when no other label keeps them there).
 """
 
 from __future__ import annotations
@@ -407,20 +411,42 @@ def _cluster_members(context: GeneratorContext, exclude: set[str]) -> dict[str, 
     return out
 
 
-def cluster_affinities(context: GeneratorContext, x: np.ndarray, exclude: set[str]) -> dict[str, np.ndarray]:
-    """Each cluster's affinity to each row of ``x`` (module doc): the mean of the ``reattach_neighbours``
-    highest cosines to the cluster's ACTIVE nodes, ``exclude`` left out; with 0, the cosine to the
-    clusters' centroid."""
-    k = context.params.lifecycle.reattach_neighbours
+def cluster_affinities(
+    context: GeneratorContext, x: np.ndarray, exclude: set[str], neighbours: int
+) -> dict[str, np.ndarray]:
+    """Each cluster's affinity to each row of ``x`` (module doc), ``exclude`` left out: the mean of the
+    ``neighbours`` highest cosines to the cluster's ACTIVE nodes; with 0, the cosine to their centroid."""
     out: dict[str, np.ndarray] = {}
     for cluster, members in _cluster_members(context, exclude).items():
-        if k <= 0:
+        if neighbours <= 0:
             out[cluster] = x @ unit(members.mean(axis=0))
             continue
         sims = x @ members.T
-        top = min(k, sims.shape[1])
+        top = min(neighbours, sims.shape[1])
         out[cluster] = -np.sort(-sims, axis=1)[:, :top].mean(axis=1)
     return out
+
+
+def lower_bound(gap: np.ndarray, z: float) -> float:
+    """The one-sided lower bound at ``z`` of the mean of ``gap`` (0 for fewer than two values)."""
+    return float(gap.mean() - z * gap.std(ddof=1) / math.sqrt(gap.size)) if gap.size > 1 else 0.0
+
+
+def reattach_target(
+    views: list[dict[str, np.ndarray]], own_cluster: str, z: float
+) -> tuple[float, str, list[float]] | None:
+    """The other cluster with the strongest evidence (module doc) over the affinity ``views``: (its
+    evidence, the cluster, its lower bound in each view); None without an own and another cluster."""
+    if not views or any(own_cluster not in view for view in views):
+        return None
+    best: tuple[float, str, list[float]] | None = None
+    for cluster in sorted(views[0]):
+        if cluster == own_cluster or any(cluster not in view for view in views):
+            continue
+        lowers = [lower_bound(view[cluster] - view[own_cluster], z) for view in views]
+        if best is None or min(lowers) > best[0]:
+            best = (min(lowers), cluster, lowers)
+    return best
 
 
 def generate_reattachments(context: GeneratorContext) -> list[Candidate]:
@@ -460,21 +486,15 @@ def _reattach(
     # in the space of the release's vectors (node content, label index): its encoder, fine-tuned or not
     encoder = encoder_for_documents(base.documents)
     x = np.asarray(encoder.embed([context.collection.prompts[r] for r in rows.tolist()]), dtype=np.float32)
-    affinity = cluster_affinities(context, x, set(carriers))
-    if own_cluster not in affinity or len(affinity) < 2:
-        return None
-    own = affinity[own_cluster]
-    best: tuple[float, str, np.ndarray] | None = None
-    for cluster, other in sorted(affinity.items()):
-        if cluster == own_cluster:
-            continue
-        gap = other - own
-        lower = float(gap.mean() - params.z * gap.std(ddof=1) / math.sqrt(gap.size)) if gap.size > 1 else 0.0
-        if best is None or lower > best[0]:
-            best = (lower, cluster, gap)
+    exclude = set(carriers)
+    views = [cluster_affinities(context, x, exclude, 0)]
+    if params.reattach_neighbours > 0:
+        views.append(cluster_affinities(context, x, exclude, params.reattach_neighbours))
+    best = reattach_target(views, own_cluster, params.z)
     if best is None or best[0] < params.margin:
         return None
-    lower, target, gap = best
+    lower, target, lowers = best
+    gap = views[0][target] - views[0][own_cluster]
     traffic = unit(x.mean(axis=0))
     parent, parent_cos = _parent_in(context, labels, target, traffic, label["id"])
     ops: list[Op] = [
@@ -504,8 +524,9 @@ def _reattach(
         title=f"Re-attach {label['id']} {label['name']!r} from {own_cluster} to {target}",
         summary=(
             f"{rows.size} requests routed with {label['name']!r} (from {n_sources} sources) are closer to "
-            f"cluster {target} than to its own cluster {own_cluster}: mean affinity gap {float(gap.mean()):.3f} "
-            f"(lower bound {lower:.3f} ≥ {params.margin}); proposed {where}"
+            f"cluster {target} than to its own cluster {own_cluster}: mean cosine gap to the centroids "
+            f"{float(gap.mean()):.3f}, lower bound {lower:.3f} ≥ {params.margin} in the weaker of the "
+            f"centroid and nearest-node views; proposed {where}"
         ),
         ops=tuple(ops),
         evidence={
@@ -518,6 +539,8 @@ def _reattach(
             "sources": n_sources,
             "gap_mean": round(float(gap.mean()), 4),
             "gap_lower": round(lower, 4),
+            "gap_lower_centroid": round(lowers[0], 4),
+            "gap_lower_neighbours": round(lowers[-1], 4) if len(lowers) > 1 else None,
             "closer_share": round(float((gap > 0).mean()), 4),
             "nodes": carriers,
             "log_ids": context.log_refs(rows.tolist()),

@@ -384,8 +384,10 @@ OFFLINE_LOOP: dict[str, object] = {
         "reattach_min_support": 12,
         "reattach_min_sources": 3,
         "reattach_max_prompts": 300,
-        "reattach_neighbours": 3,  # a prompt's affinity to a cluster: mean of its 3 highest node cosines
-        "margin": 0.08,  # lower bound of the mean affinity gap to the other cluster
+        # the nearest-node view (mean of a prompt's 3 highest node cosines in a cluster) must agree with
+        # the centroid view; 0: the centroid view alone
+        "reattach_neighbours": 3,
+        "margin": 0.08,  # lower bound of the mean gap to the other cluster, in the weaker view
         "parent_cosine": 0.5,
     },
     "replay": {

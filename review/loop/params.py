@@ -112,11 +112,12 @@ class LifecycleParams(_Section):
     observation_days: float
     max_alias_traffic: int
     # LABEL_REATTACH: support and sources of the label's traffic; the lower bound (at z) of the mean
-    # per-request gap affinity(other cluster) − affinity(own cluster) must reach margin
+    # per-request gap affinity(other cluster) − affinity(own cluster) must reach margin in both views
+    # (cluster centroid; mean of the reattach_neighbours nearest nodes, 0: the centroid view alone)
     reattach_min_support: int
     reattach_min_sources: int
     reattach_max_prompts: int
-    reattach_neighbours: int  # a prompt's affinity to a cluster: mean of its top-k node cosines (0: centroid)
+    reattach_neighbours: int
     margin: float
     parent_cosine: float  # re-attached under the closest label of the new cluster from this cosine
 

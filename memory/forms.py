@@ -7,6 +7,7 @@ from django import forms
 from taxonomy.forms import ViolationFormMixin
 
 from .canonical import InfoType
+from .merge_bar import MAX_SLACK
 from .models import MemoryFlag, RegistryAttempt, Scope
 
 ANY = [("", "any")]
@@ -92,3 +93,17 @@ class DistinctSetForm(ViolationFormMixin, forms.Form):
 
     def term_list(self) -> list[str]:
         return [t for t in self.cleaned_data["terms"].split(",") if t.strip()]
+
+
+class MergeBarForm(ViolationFormMixin, forms.Form):
+    """The project operator's merge bar: merge automatically when at most this many words differ."""
+
+    violation_fields = {"identity_slack": "identity_slack"}
+
+    identity_slack = forms.IntegerField(
+        min_value=0,
+        max_value=MAX_SLACK,
+        label="Merge automatically when at most",
+        help_text="words differ",
+        error_messages={"invalid": f"Enter a whole number of words from 0 to {MAX_SLACK}."},
+    )

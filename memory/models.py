@@ -8,10 +8,12 @@ never creates nodes, edges, clusters or labels (§4.1); the offline loop decides
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
 from .canonical import InfoType
+from .merge_bar import MAX_SLACK
 
 
 class Scope(models.TextChoices):
@@ -380,3 +382,31 @@ class TermDistinction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.first} ≠ {self.second}"
+
+
+class MergeBar(models.Model):
+    """A project's *merge bar*: the identity slack its Info Registry merges with on its own
+    (``RegistryParams.identity_slack``, ``memory.comparator.identity``) — at most this many content
+    words of two statements left unexplained by the other. One row per project at most; no row means
+    the code default (``DEFAULT_PARAMS.identity_slack``). Read it with ``selectors.registry_params``,
+    set it with ``services.merge_bar_set``."""
+
+    project = models.OneToOneField("projects.Project", on_delete=models.CASCADE, related_name="merge_bar")
+    identity_slack = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(0), MaxValueValidator(MAX_SLACK)],
+        help_text="content words two statements may leave unexplained for an automatic merge",
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(identity_slack__lte=MAX_SLACK), name="memory_merge_bar_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: at most {self.identity_slack} unexplained words"

@@ -4,7 +4,7 @@ alias-safe MemoryRead, and the offline loop's door into episodic memory."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from .models import (
     InfoKey,
     InfoUnit,
     InfoUnitEvent,
+    MergeBar,
     RegistryAttempt,
     Scope,
     Signal,
@@ -161,6 +162,14 @@ def registry_unsure_list(*, project: Project) -> QuerySet[RegistryAttempt]:
         .select_related("episode", "candidate_unit", "info_key")
         .order_by("created_at", "id")
     )
+
+
+def registry_params(*, project: Project) -> RegistryParams:
+    """The Info Registry's parameters for ``project``: the defaults with the project's merge bar
+    (``MergeBar``; none set: ``DEFAULT_PARAMS.identity_slack``). Every write and comparison made for
+    a project uses these."""
+    slack = MergeBar.objects.filter(project=project).values_list("identity_slack", flat=True).first()
+    return DEFAULT_PARAMS if slack is None else replace(DEFAULT_PARAMS, identity_slack=slack)
 
 
 def reviewed_pairs(

@@ -19,6 +19,7 @@ urlpatterns = [
     ),
     path("staging/", views.staging_list, name="staging"),
     path("staging/<int:attempt_id>/resolve/", views.staging_resolve, name="staging_resolve"),
+    path("staging/merge-bar/", views.merge_bar_update, name="merge_bar_update"),
     path("distinctions/", views.distinction_list, name="distinctions"),
     path("distinctions/declare/", views.distinction_declare, name="distinction_declare"),
     path("distinctions/<int:distinction_id>/delete/", views.distinction_delete, name="distinction_delete"),

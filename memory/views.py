@@ -2,8 +2,8 @@
 their evidence and history, and the UNSURE staging list that reviewers resolve.
 
 Everyone in the project reads; resolving an UNSURE item and promoting an InfoUnit need the REVIEW
-capability (403 otherwise). Views check shape with a form and call ``memory.services``; a refusal lands
-on the form (status 422) and nothing is written.
+capability, setting the project's merge bar the ADMIN capability (403 otherwise). Views check shape with
+a form and call ``memory.services``; a refusal lands on the form (status 422) and nothing is written.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from . import selectors, services
 from .comparator import DEFAULT_PARAMS
 from .distinctions import suggestions
 from .edges import session_reconstruct
-from .forms import DetachForm, DistinctSetForm, MemoryFilterForm, PromoteForm, ResolveForm
+from .forms import DetachForm, DistinctSetForm, MemoryFilterForm, MergeBarForm, PromoteForm, ResolveForm
 from .merge_bar import merge_bar_chart, merge_bar_curve
 from .models import InfoEvidence, InfoUnitEvent, MemoryEdge, RegistryAttempt
 
@@ -58,6 +58,7 @@ def _common(access: ProjectAccess, tab: str) -> dict[str, Any]:
         "nav": "memory",
         "tab": tab,
         "can_review": access.can(Capability.REVIEW),
+        "can_admin": access.can(Capability.ADMIN),
         "staging_count": selectors.registry_unsure_list(project=access.project).count(),
     }
 
@@ -201,25 +202,34 @@ def evidence_detach(
     )
 
 
-def _merge_bar(access: ProjectAccess) -> dict[str, Any]:
-    """The merge bar in force and its curve on the project's reviewed pairs (``memory.merge_bar``)."""
-    slack = DEFAULT_PARAMS.identity_slack
-    pairs = selectors.reviewed_pairs(project=access.project)
+def _merge_bar(access: ProjectAccess, form: MergeBarForm | None = None) -> dict[str, Any]:
+    """The project's merge bar (``selectors.registry_params``), its curve on the project's reviewed pairs
+    (``memory.merge_bar``) and the form that sets it."""
+    params = selectors.registry_params(project=access.project)
+    slack = params.identity_slack
+    pairs = selectors.reviewed_pairs(project=access.project, params=params)
     curve = merge_bar_curve(pairs)
     return {
         "slack": slack,
-        "on": DEFAULT_PARAMS.identity,
+        "default": DEFAULT_PARAMS.identity_slack,
+        "on": params.identity,
         "pairs": len(pairs),
         "same": sum(p.same for p in pairs),
         "curve": curve,
         "chart": merge_bar_chart(curve, slack),
         "operating": next((p for p in curve if p["slack"] == slack), curve[-1]),
+        "form": form or MergeBarForm(initial={"identity_slack": slack}),
     }
 
 
-@memory_view("GET")
-def staging_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
-    """The UNSURE staging list: facts the registry could not decide, oldest first."""
+def _staging_page_render(
+    request: HttpRequest,
+    access: ProjectAccess,
+    *,
+    error_form: ResolveForm | None = None,
+    merge_bar_form: MergeBarForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     attempts = selectors.registry_unsure_list(project=access.project)
     return render_page(
         request,
@@ -227,11 +237,19 @@ def staging_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
         {
             **_common(access, "staging"),
             "page": _staging_page(request, attempts),
-            "query": _query(request),
+            "query": _query(request) if status == 200 else "",
             "form": ResolveForm(),
-            "merge_bar": _merge_bar(access),
+            "error_form": error_form,
+            "merge_bar": _merge_bar(access, merge_bar_form),
         },
+        status=status,
     )
+
+
+@memory_view("GET")
+def staging_list(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """The UNSURE staging list: facts the registry could not decide, oldest first."""
+    return _staging_page_render(request, access)
 
 
 @memory_view("POST")
@@ -256,20 +274,26 @@ def staging_resolve(request: HttpRequest, access: ProjectAccess, attempt_id: int
                 f"Resolved as {attempt.review_status}: memory #{attempt.episode_id} → InfoUnit #{attempt.unit_id}.",
             )
             return go_to(request, reverse("memory:staging", args=[access.project.slug]))
-    attempts = selectors.registry_unsure_list(project=access.project)
-    return render_page(
-        request,
-        "memory/staging.html",
-        {
-            **_common(access, "staging"),
-            "page": _staging_page(request, attempts),
-            "query": "",
-            "form": ResolveForm(),
-            "error_form": form,
-            "merge_bar": _merge_bar(access),
-        },
-        status=REFUSED,
-    )
+    return _staging_page_render(request, access, error_form=form, status=REFUSED)
+
+
+@project_view("POST", post_capability=Capability.ADMIN)
+def merge_bar_update(request: HttpRequest, access: ProjectAccess) -> HttpResponse:
+    """Set the project's merge bar: every later write merges on its own only when at most that many
+    words differ. A project admin's act (it changes what reaches reviewers at all)."""
+    form = MergeBarForm(request.POST)
+    if form.is_valid():
+        try:
+            services.merge_bar_set(
+                project=access.project, identity_slack=form.cleaned_data["identity_slack"], actor=request.user
+            )
+        except RuleViolation as exc:
+            form.add_violations(exc)
+        else:
+            slack = form.cleaned_data["identity_slack"]
+            messages.success(request, f"Merge bar set to {slack}: later writes merge on their own within it.")
+            return go_to(request, reverse("memory:staging", args=[access.project.slug]) + "#merge-bar")
+    return _staging_page_render(request, access, merge_bar_form=form, status=REFUSED)
 
 
 def _distinctions_page(

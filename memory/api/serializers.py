@@ -124,3 +124,11 @@ class MemoryHitSerializer(serializers.Serializer):
 class MemoryReadResponseSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     results = MemoryHitSerializer(many=True)
+
+
+class MergeBarSerializer(serializers.Serializer):
+    """The project's merge bar: how many content words two statements may leave unexplained for the
+    Info Registry to merge them on its own (``identity_slack``), and the code default."""
+
+    identity_slack = serializers.IntegerField(min_value=0)
+    default = serializers.IntegerField(min_value=0)

@@ -1,5 +1,6 @@
-"""``POST /api/v1/memory`` (write a fact through the guarded MemoryWrite path) and ``GET /api/v1/memory``
-(read: filtered list, or ranked and alias-safe with ``?q=``).
+"""``POST /api/v1/memory`` (write a fact through the guarded MemoryWrite path), ``GET /api/v1/memory``
+(read: filtered list, or ranked and alias-safe with ``?q=``) and ``GET /api/v1/memory/merge-bar`` (the
+project's merge bar, read-only: it is set on the UNSURE staging page).
 
 The caller is a project API token (its project; its policy role decides which scopes it may write and
 read) or a signed-in person with ``?project=<slug>`` (curators and reviewers: every scope). Both need
@@ -28,6 +29,7 @@ from projects.selectors import project_access_require
 from taxonomy.models import Role
 
 from .. import selectors, services
+from ..comparator import DEFAULT_PARAMS
 from ..models import EpisodicMemory, Scope
 from . import serializers as s
 
@@ -277,3 +279,19 @@ class MemoryView(APIView):
                 }
             )
         return {"count": len(results), "results": results}
+
+
+class MergeBarView(APIView):
+    """The project's merge bar (read-only; a project admin sets it on the UNSURE staging page)."""
+
+    @extend_schema(parameters=[PROJECT_QUERY], responses={200: s.MergeBarSerializer})
+    def get(self, request: Request) -> Response:
+        """How many content words two statements may leave unexplained for the Info Registry to merge
+        them without a reviewer (``identity_slack``), and the code default it starts from."""
+        access = memory_access(request)
+        params = selectors.registry_params(project=access.project)
+        return Response(
+            s.MergeBarSerializer(
+                {"identity_slack": params.identity_slack, "default": DEFAULT_PARAMS.identity_slack}
+            ).data
+        )

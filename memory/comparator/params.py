@@ -5,7 +5,9 @@
 * ``Method`` — how a verdict was reached (§2.10.5.10, plus the rule-based and exact variants);
 * ``RegistryParams`` — the tuned thresholds of the uniqueness decision and its switches (learned model,
   promotions, cross-encoder, WordNet, the identity gate); ``DEFAULT_PARAMS`` is what the registry runs
-  with, ``RULES_ONLY`` and ``LEARNED`` are the two presets the benchmarks compare;
+  with (a project's merge bar, ``memory.models.MergeBar``, replaces its ``identity_slack``:
+  ``memory.selectors.registry_params``), ``RULES_ONLY`` and ``LEARNED`` are the two presets the
+  benchmarks compare;
 * ``Comparison`` — the verdict on one (incoming fact, candidate InfoUnit) pair, with its method and the
   reasons behind it.
 """

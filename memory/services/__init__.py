@@ -5,6 +5,7 @@ nothing.
 * ``writes`` — ``memory_write``: one fact, guarded, label-gated and deduplicated by the registry;
 * ``registry_review`` — a reviewer's verbs: resolve an UNSURE attempt, detach a wrong merge, promote an
   InfoUnit for consolidation;
+* ``merge_bar`` — the project's merge bar: how close two statements must be to merge on their own;
 * ``term_distinctions`` — terms a project declares never to mean the same fact;
 * ``maintenance`` — label paths, alias redirects and recall caches kept up to date;
 * ``erasure`` — one user's memory erased on request (``inference.erasure`` calls it);
@@ -17,6 +18,7 @@ The services are imported from here (``from memory.services import memory_write`
 from .consolidation import ConsolidationParams, memory_consolidate
 from .erasure import MEMORY_KINDS, memory_user_erase
 from .maintenance import info_key_label_paths_refresh, memory_redirect_soft_update, recall_cache_clear
+from .merge_bar import merge_bar_set
 from .registry_review import (
     PROMOTION_MIN_SOURCES,
     PROMOTION_MIN_STRONG,
@@ -48,6 +50,7 @@ __all__ = [
     "label_context_for",
     "max_fact_chars",
     "memory_consolidate",
+    "merge_bar_set",
     "memory_redirect_soft_update",
     "memory_user_erase",
     "memory_write",

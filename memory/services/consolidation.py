@@ -6,8 +6,9 @@ Terms:
   org), so the same fact written by three users lives in three private units;
 * a *pattern* is a group of private units of one ``(LabelSignature, InfoType)`` that state the same fact:
   the first unit (lowest id) leads, and a unit joins it when the Info Registry's comparator says SAME for
-  the pair (identical canonical digest, or cosine in the grey zone and no discriminator firing). An UNSURE
-  pair is never joined: it stays apart and is counted ``unsure_pairs``;
+  the pair (identical canonical digest, or cosine in the grey zone and no discriminator firing), with the
+  project's merge bar (``selectors.registry_params``). An UNSURE pair is never joined: it stays apart and
+  is counted ``unsure_pairs``;
 * a *semantic unit* is a GLOBAL-scope InfoUnit. Consolidation writes it through the ordinary MemoryWrite →
   Info Registry path (InfoKey-first: the hard filter on ``(LabelSignature, InfoType, GLOBAL)``, then recall
   and the grey-zone comparator) from a *consolidation episode*: an episodic item of source ``offline``, in
@@ -64,10 +65,11 @@ from taxonomy.models import Label, LabelStatus
 
 from .. import pii
 from ..canonical import Canonical, InfoType, canonicalize
-from ..comparator import DEFAULT_PARAMS, Verdict, compare
+from ..comparator import RegistryParams, Verdict, compare
 from ..models import EpisodicMemory, InfoEvidence, InfoKey, InfoUnit, InfoUnitEvent, RegistryAttempt, Scope
 from ..models import Signal as MemorySignal
 from ..registry import vector_from_bytes
+from ..selectors import registry_params
 from .registry_review import PROMOTION_MIN_STRONG
 from .writes import label_context_for, memory_write
 
@@ -169,7 +171,9 @@ def memory_consolidate(
 
 
 def _patterns(project: Project, units: list[InfoUnit], stats: Counter[str]) -> list[_Pattern]:
-    """Private units grouped by ``(LabelSignature, InfoType)`` then by the comparator (see module doc)."""
+    """Private units grouped by ``(LabelSignature, InfoType)`` then by the comparator, with the project's
+    registry parameters (its merge bar; see module doc)."""
+    registry = registry_params(project=project)
     groups: dict[tuple[str, str], list[InfoUnit]] = {}
     for unit in units:
         groups.setdefault((unit.label_signature, unit.info_type), []).append(unit)
@@ -188,11 +192,11 @@ def _patterns(project: Project, units: list[InfoUnit], stats: Counter[str]) -> l
             free[i] = False
             pattern = [leader]
             cosines = vectors @ vectors[i]  # one product per leader; the comparator only in the grey zone up
-            near = np.flatnonzero(cosines >= DEFAULT_PARAMS.grey).tolist()
+            near = np.flatnonzero(cosines >= registry.grey).tolist()
             for j in sorted(set(near) | set(by_digest[canonicals[i].digest])):
                 if j <= i or not free[j]:
                     continue
-                verdict = _same_fact(canonicals[i], canonicals[j], float(cosines[j]))
+                verdict = _same_fact(canonicals[i], canonicals[j], float(cosines[j]), registry)
                 if verdict == Verdict.SAME:
                     free[j] = False
                     pattern.append(members[j])
@@ -214,12 +218,12 @@ def _canonicals(project: Project, key: InfoKey, units: Sequence[InfoUnit]) -> li
     ]
 
 
-def _same_fact(a: Canonical, b: Canonical, cosine: float) -> str:
+def _same_fact(a: Canonical, b: Canonical, cosine: float, registry: RegistryParams) -> str:
     if a.digest == b.digest:
         return Verdict.SAME
-    if cosine < DEFAULT_PARAMS.grey:
+    if cosine < registry.grey:
         return Verdict.DIFFERENT
-    return compare(a, b, cosine, DEFAULT_PARAMS).verdict
+    return compare(a, b, cosine, registry).verdict
 
 
 def _vector(unit: InfoUnit) -> np.ndarray:

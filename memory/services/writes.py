@@ -32,11 +32,11 @@ from taxonomy.models import Label, LabelIncompatibility, LabelStatus
 
 from .. import pii
 from ..canonical import InfoType, canonicalize, classify_info_type, normalize
-from ..comparator import DEFAULT_PARAMS, RegistryParams
+from ..comparator import RegistryParams
 from ..edges import edges_for_new_episode
 from ..models import EpisodicMemory, InfoUnit, MemoryFlag, Scope, Signal
 from ..registry import InfoKeyValue, RegistryOutcome, label_signature_for, registry_write, vector_to_bytes
-from ..selectors import term_distinctions_for
+from ..selectors import registry_params, term_distinctions_for
 
 SUBJECT_MAX = 128
 
@@ -165,13 +165,15 @@ def memory_write(
     occurred_at: datetime | None = None,
     allowed_scopes: Iterable[str] | None = None,
     vector: np.ndarray | None = None,
-    params: RegistryParams = DEFAULT_PARAMS,
+    params: RegistryParams | None = None,
 ) -> MemoryWriteResult:
     """Write one memorizable fact (§2.10): guarded, label-gated, deduplicated; see the module doc.
 
     ``labels_trusted`` marks LabelIDs the Context Weaver already validated (the pipeline); client labels
     must be ACTIVE and compatible. ``allowed_scopes`` (None: any) are the scopes the caller's policy
     lets it write. ``vector`` may carry a precomputed embedding of the canonical statement (benchmarks).
+    ``params`` are the registry's parameters; None: the project's (``selectors.registry_params``, its
+    merge bar) — only benchmarks pass their own.
     """
     errors = ViolationCollector()
     text = text if isinstance(text, str) else ""
@@ -282,7 +284,7 @@ def memory_write(
                 value=InfoKeyValue(labels.signature, info_type, scope, subject),
                 label_ids=labels.label_ids,
                 flags=sorted(flag_set),
-                params=params,
+                params=params or registry_params(project=project),
                 synonyms=labels.synonyms,
                 distinctions=term_distinctions_for(project_id=project.pk),
             )

@@ -127,3 +127,34 @@ def test_reviewer_browses_memory_and_resolves_an_unsure_item(ui, login, live_ser
     expect(page.locator(".flash-success")).to_contain_text("Forgot the distinction schedule ≠ windows")
     expect(page.get_by_text("No distinction taught yet.")).to_be_visible()
     assert ui.external_requests == []
+
+
+def test_admin_moves_the_merge_bar_and_the_marked_point_follows(ui, login, live_server, staged, make_user):
+    from memory.models import MergeBar
+
+    admin = make_user("ada-admin", "admin", staged.project)
+    services.registry_unsure_resolve(attempt=staged, decision="SAME", actor=admin, reason="")
+    page = ui.page
+    login("ada-admin")
+    page.goto(f"{live_server.url}/p/mem/memory/staging/")
+    expect(page.locator("#merge-operating-point")).to_have_attribute("data-slack", "2")
+    bar = page.get_by_label("Merge automatically when at most")
+    expect(bar).to_have_value("2")
+
+    # Out of range: refused next to the field, nothing saved.
+    bar.fill("9")
+    page.locator("#merge-bar-form").get_by_role("button", name="Save").click()
+    expect(page.locator("#merge-bar-errors")).to_contain_text("less than or equal to 8")
+    expect(page.locator("#merge-operating-point")).to_have_attribute("data-slack", "2")
+    assert not MergeBar.objects.exists()
+
+    # Bar 0: the marked operating point moves to 0 and the figures follow.
+    page.get_by_label("Merge automatically when at most").fill("0")
+    page.locator("#merge-bar-form").get_by_role("button", name="Save").click()
+    expect(page.locator(".flash-success")).to_contain_text("Merge bar set to 0")
+    expect(page.locator("#merge-operating-point")).to_have_attribute("data-slack", "0")
+    expect(page.locator("#merge-bar-slack")).to_have_text("0")
+    expect(page.locator("#merge-operating-figures")).to_contain_text("the gate at a bar of 0 lets")
+    expect(page.get_by_label("Merge automatically when at most")).to_have_value("0")
+    assert MergeBar.objects.get(project=staged.project).identity_slack == 0
+    assert ui.external_requests == []

@@ -44,6 +44,7 @@ UI_SIGNED_IN = cells(LOGIN, LOGIN, OK, OK, OK)
 UI_READ = cells(LOGIN, LOGIN, OK, OK, OK)
 UI_CURATE = cells(LOGIN, LOGIN, OK, E403, OK)
 UI_PUBLISH = cells(LOGIN, LOGIN, E403, E403, OK)
+UI_ADMIN = cells(LOGIN, LOGIN, E403, E403, OK)  # Capability.ADMIN (the project's merge bar)
 API_MEMORY = cells(E401, OK, OK, OK, OK)  # Capability.MEMORY (people name the project with ?project=)
 UI_REVIEW = cells(LOGIN, LOGIN, E403, OK, OK)  # Capability.REVIEW (resolve UNSURE memory, promote InfoUnits)
 API_REVIEW_READ = cells(E401, E403, OK, OK, OK)  # review lists: API clients see nothing of the review
@@ -152,6 +153,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "dashboard": {"GET": UI_READ},
     # memory: API and web UI
     "memory": {"GET": API_MEMORY, "POST": API_MEMORY},
+    "memory-merge-bar": {"GET": API_MEMORY},
     "memory:browser": {"GET": UI_READ},
     "memory:item_detail": {"GET": UI_READ},
     "memory:units": {"GET": UI_READ},
@@ -160,6 +162,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "memory:evidence_detach": {"POST": UI_REVIEW},
     "memory:staging": {"GET": UI_READ},
     "memory:staging_resolve": {"POST": UI_REVIEW},
+    "memory:merge_bar_update": {"POST": UI_ADMIN},
     "memory:distinctions": {"GET": UI_READ},
     "memory:distinction_declare": {"POST": UI_REVIEW},
     "memory:distinction_delete": {"POST": UI_REVIEW},

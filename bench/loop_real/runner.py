@@ -656,9 +656,10 @@ def reattach_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
         x = np.asarray(
             encoder.embed([context.collection.prompts[r] for r in picked.tolist()]), dtype=np.float32
         )
-        views = [lifecycle.cluster_affinities(context, x, carriers, 0)]
+        members = lifecycle.cluster_members(context, carriers)
+        views = [lifecycle.cluster_affinities(members, x, 0)]
         if params.reattach_neighbours > 0:
-            views.append(lifecycle.cluster_affinities(context, x, carriers, params.reattach_neighbours))
+            views.append(lifecycle.cluster_affinities(members, x, params.reattach_neighbours))
         home, own = d.details["cluster"], label["cluster"]
         home_lowers = [
             lifecycle.lower_bound(view[home] - view[own], params.z) if home in view and own in view else None

@@ -696,7 +696,7 @@ def test_a_label_moves_only_when_its_nearest_relatives_agree_with_the_cluster_me
 
     import numpy as np
 
-    from review.loop.generators.lifecycle import cluster_affinities, reattach_target
+    from review.loop.generators.lifecycle import cluster_affinities, cluster_members, reattach_target
     from review.loop.params import loop_params
 
     axes = np.eye(4, dtype=np.float32)
@@ -713,13 +713,15 @@ def test_a_label_moves_only_when_its_nearest_relatives_agree_with_the_cluster_me
     assert k == 3
     prompts = np.stack([0.8 * nav + 0.6 * travel, 0.75 * nav + 0.66 * travel, 0.85 * nav + 0.53 * travel])
 
-    centroid = cluster_affinities(context, prompts, {"N12"}, 0)  # the label's own node N12 left out
-    local = cluster_affinities(context, prompts, {"N12"}, k)
+    members = cluster_members(context, {"N12"})  # the label's own node N12 left out
+    assert {c: len(v) for c, v in members.items()} == {"auto": 8, "travel": 4}
+    centroid = cluster_affinities(members, prompts, 0)
+    local = cluster_affinities(members, prompts, k)
     assert set(local) == set(centroid) == {"auto", "travel"}
     assert local["auto"][0] == pytest.approx(0.8) and local["travel"][0] == pytest.approx(0.6)
     assert centroid["travel"][0] == pytest.approx(0.6)
     assert centroid["auto"][0] == pytest.approx(2.4 / np.sqrt(34), abs=1e-6)  # < 0.6: the mean says travel
-    assert cluster_affinities(context, prompts, {"N12"}, 10)["travel"][0] == pytest.approx(0.6)  # < k nodes
+    assert cluster_affinities(members, prompts, 10)["travel"][0] == pytest.approx(0.6)  # fewer nodes than k
 
     z = 1.645
     alone = reattach_target([centroid], "auto", z)
@@ -729,6 +731,6 @@ def test_a_label_moves_only_when_its_nearest_relatives_agree_with_the_cluster_me
     assert both[2][0] == pytest.approx(alone[0]) and both[0] == min(both[2])
     # clearly navigation, filed under travel: both views agree it belongs in auto
     clear = np.stack([0.95 * nav + 0.31 * travel, 0.97 * nav + 0.24 * travel, 0.93 * nav + 0.37 * travel])
-    views = [cluster_affinities(context, clear, {"N12"}, n) for n in (0, k)]
+    views = [cluster_affinities(members, clear, n) for n in (0, k)]
     moved = reattach_target(views, "travel", z)
     assert moved is not None and moved[1] == "auto" and moved[0] > 0.08

@@ -394,7 +394,7 @@ def _removal_ops(base: BaseRelease, node_id: str, aliases: dict[str, Any]) -> tu
 # --- LABEL_REATTACH ---------------------------------------------------------------------------------
 
 
-def _cluster_members(context: GeneratorContext, exclude: set[str]) -> dict[str, np.ndarray]:
+def cluster_members(context: GeneratorContext, exclude: set[str]) -> dict[str, np.ndarray]:
     """The content embeddings of each cluster's ACTIVE nodes, ``exclude`` left out (rows: unit vectors)."""
     snapshot = context.base.snapshot
     out: dict[str, np.ndarray] = {}
@@ -412,16 +412,16 @@ def _cluster_members(context: GeneratorContext, exclude: set[str]) -> dict[str, 
 
 
 def cluster_affinities(
-    context: GeneratorContext, x: np.ndarray, exclude: set[str], neighbours: int
+    members: dict[str, np.ndarray], x: np.ndarray, neighbours: int
 ) -> dict[str, np.ndarray]:
-    """Each cluster's affinity to each row of ``x`` (module doc), ``exclude`` left out: the mean of the
-    ``neighbours`` highest cosines to the cluster's ACTIVE nodes; with 0, the cosine to their centroid."""
+    """Each cluster's affinity to each row of ``x`` (module doc), from its ``members`` (``cluster_members``):
+    the mean of the ``neighbours`` highest cosines to them; with 0, the cosine to their centroid."""
     out: dict[str, np.ndarray] = {}
-    for cluster, members in _cluster_members(context, exclude).items():
+    for cluster, vectors in members.items():
         if neighbours <= 0:
-            out[cluster] = x @ unit(members.mean(axis=0))
+            out[cluster] = x @ unit(vectors.mean(axis=0))
             continue
-        sims = x @ members.T
+        sims = x @ vectors.T
         top = min(neighbours, sims.shape[1])
         out[cluster] = -np.sort(-sims, axis=1)[:, :top].mean(axis=1)
     return out
@@ -486,10 +486,10 @@ def _reattach(
     # in the space of the release's vectors (node content, label index): its encoder, fine-tuned or not
     encoder = encoder_for_documents(base.documents)
     x = np.asarray(encoder.embed([context.collection.prompts[r] for r in rows.tolist()]), dtype=np.float32)
-    exclude = set(carriers)
-    views = [cluster_affinities(context, x, exclude, 0)]
+    members = cluster_members(context, set(carriers))
+    views = [cluster_affinities(members, x, 0)]
     if params.reattach_neighbours > 0:
-        views.append(cluster_affinities(context, x, exclude, params.reattach_neighbours))
+        views.append(cluster_affinities(members, x, params.reattach_neighbours))
     best = reattach_target(views, own_cluster, params.z)
     if best is None or best[0] < params.margin:
         return None

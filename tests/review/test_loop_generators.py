@@ -589,6 +589,103 @@ def test_a_split_needs_children_whose_content_is_as_distinct_as_their_requests(
         assert candidate.evidence["children_content_cosine"] == pytest.approx(0.0)
 
 
+@pytest.mark.parametrize(
+    ("tops", "children_labels"),
+    [
+        (["A"] * 20 + ["B"] * 20, {("A",), ("B",)}),  # each group is one of the node's intents
+        (["A"] * 40, {("A", "B")}),  # both groups answer to one label: the children keep the node's
+    ],
+)
+def test_a_child_keeps_its_own_intent_s_label_and_not_its_sibling_s(monkeypatch, tops, children_labels):
+    from review.loop.generators import split
+
+    sentences = {"First sentence.": np.eye(8)[0], "Second sentence.": np.eye(8)[1]}
+    monkeypatch.setattr(split, "get_embedder", lambda: _Sentences(sentences))
+    node = NodeData("N", "Info", "N", "First sentence. Second sentence.", labels=("A", "B"), clusters=("c",))
+    rows = [
+        {"path": ["N"], "outcome": 0, "prompt": f"{'alpha' if i < 20 else 'beta'} {i}"} for i in range(40)
+    ]
+    context = _context(rows, GraphData(nodes=(node,), edges=()))
+    assign = np.array([0] * 20 + [1] * 20)
+    x = np.array([np.eye(8)[a] for a in assign])
+    docs = {lid: {"id": lid, "status": "ACTIVE", "cluster": "c"} for lid in ("A", "B")}
+
+    candidate = split._candidate(
+        context, node, np.arange(40), x, tops, 0.9, 2, assign, docs, {}, {}, 0.6, 0.6
+    )
+
+    assert candidate is not None
+    assert {op.labels for op in candidate.ops if hasattr(op, "chunk")} == children_labels
+
+
+def _two_intents_in_two_vocabularies(labels: dict[str, dict[str, Any]]):  # type: ignore[no-untyped-def]
+    """A node with labels A and B whose requests are two intents (axes 0, 1), each asked in two
+    wordings (axes 2, 3); the weaver names A for the first intent's requests and B for the second's.
+
+    The wording is the stronger direction, so the requests' own k-means groups follow it.
+    """
+    rng = np.random.default_rng(5)
+    vectors, rows, tops = [], [], []
+    for intent, label in ((0, "A"), (1, "B")):
+        for wording in (2, 3):
+            for i in range(20):
+                style = 1.2 * np.eye(8)[6] if intent else 0  # the second intent is asked the answer's way
+                noise = 0.05 * rng.normal(size=8)
+                vectors.append(_unit(np.eye(8)[intent] + 1.3 * np.eye(8)[wording] + style + noise))
+                rows.append({"path": ["N"], "outcome": 0, "prompt": f"intent{intent} wording{wording} {i}"})
+                tops.append(((label, 0.9), ("C", 0.5)))
+    node = NodeData("N", "Info", "N", " ".join(SUBJECTS), labels=("A", "B"), clusters=("c",))
+    context = _context(rows, GraphData(nodes=(node,), edges=()))
+    context.collection.top_labels = tops
+    context._vectors.update(dict(enumerate(vectors)))
+    docs = {lid: {"id": lid, "status": "ACTIVE", "cluster": "c", **doc} for lid, doc in labels.items()}
+    return context, node, np.arange(len(rows)), docs
+
+
+# the answer holds one subject per intent, in a style (axis 6) closer to the second intent's requests:
+# every sentence is nearer that group's centroid, so only affinities centred per group divide it
+SUBJECTS = {
+    "Balance one.": _unit(np.eye(8)[0] + 0.1 * np.eye(8)[4] + 1.5 * np.eye(8)[6]),
+    "Balance two.": _unit(np.eye(8)[0] + 0.1 * np.eye(8)[5] + 1.5 * np.eye(8)[6]),
+    "Request one.": _unit(np.eye(8)[1] + 0.1 * np.eye(8)[4] + 1.5 * np.eye(8)[6]),
+    "Request two.": _unit(np.eye(8)[1] + 0.1 * np.eye(8)[5] + 1.5 * np.eye(8)[6]),
+}
+
+
+@pytest.mark.parametrize(
+    ("labels", "proposed"),
+    [
+        ({"A": {}, "B": {}, "C": {}}, True),  # two intents the curators keep apart
+        ({"A": {}, "B": {"parent": "A"}, "C": {}}, False),  # B refines A: one intent, no label reading
+        ({"A": {}, "B": {"status": "DEPRECATED"}, "C": {}}, False),  # only ACTIVE labels are intents
+    ],
+)
+def test_when_request_groups_follow_wording_the_node_s_own_labels_group_them(monkeypatch, labels, proposed):
+    from review.loop.generators import split
+
+    monkeypatch.setattr(split, "get_embedder", lambda: _Sentences(SUBJECTS))
+    context, node, rows, docs = _two_intents_in_two_vocabularies(labels)
+    x, _, tops = split._features(context, rows)
+
+    # the requests' own reading groups by wording, and the content cannot be divided along it
+    wording = split.kmeans(x, 2, context.rng("wording"))
+    assert wording[0] == wording[40] != wording[20] == wording[60]
+    assert split._candidate(context, node, rows, x, tops, 0.7, 2, wording, docs, {}, {}, 0.6, 0.6) is None
+
+    candidate = split._split_node(context, node, rows, docs, {}, {}, 0.6, 0.6)
+
+    assert (candidate is not None) is proposed
+    if proposed:
+        assert candidate.evidence["grouping"] == "labels"
+        children = {op.labels: op for op in candidate.ops if hasattr(op, "chunk")}
+        # each child carries its own intent's label only, and that intent's subject
+        assert set(children) == {("A",), ("B",)}
+        assert children[("A",)].chunk == "Balance one. Balance two."
+        assert children[("B",)].chunk == "Request one. Request two."
+        assert set(candidate.subgroups[children[("A",)].node_id]) == set(range(40))
+        assert set(candidate.subgroups[children[("B",)].node_id]) == set(range(40, 80))
+
+
 def test_a_split_group_is_judged_by_the_taxonomy_region_its_weaver_labels_fall_in():
     from review.loop.generators.split import group_region_label
 

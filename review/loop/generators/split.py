@@ -12,6 +12,24 @@ proposed), and the children's contents (the centroids of their sentences' embedd
 apart as their requests must be — a cosine within the same limit. One intent's answer divided by its
 sub-groups leaves children that say the same thing; two intents' answer divides into two subjects.
 
+**Two readings of the groups.** The requests' own k-means groups come first. Their clusters can follow
+wording instead of intent (two intents each asked in two vocabularies: "vacation" / "PTO"); then every
+sentence of the content is closest to one group and the content cannot be divided. Where the node
+carries several labels that are distinct intents (ACTIVE, none a refinement of another), the second
+reading groups its requests by those labels (``label_groups``): the curators already keep the intents
+apart, so their labels stand in for the intent-separation scale: only ``max_centroid_cosine`` bounds
+the requests' closeness, and the children's contents are not held to an embedding distance (two
+intents of one topic — a balance and a request of days off — are answered by sentences an encoder
+finds alike; the labels are the better evidence that they differ). The groups are given, not found in
+the content, and one intent's requests can be worded more like the whole answer than the other's; so
+each sentence goes to the group it is closer to *than that group is to the content on average*
+(affinities centred per group). In either reading, when each group is one of the node's intents (by
+the labels, or as the group's most frequent label), each child keeps its own intent's label and drops
+its siblings': a child carrying its sibling's label would draw that intent's requests back.
+Every other gate — a problem users report, share, silhouette, region, content that divides (a
+sentence for each child) — is the same. The proposal's evidence says which reading it came from
+(``grouping``).
+
 **A problem users report** — a node is a split candidate only when its users' explicit signals say its
 answer serves them worse than the project's answers serve theirs: the share of helpful signals among
 its Info requests' explicit ones (confirmed / (confirmed + failures)), with its one-sided Wilson upper
@@ -69,7 +87,7 @@ from review.loop.generators.base import (
 )
 
 NAME = "split"
-VERSION = "3"
+VERSION = "4"
 SPLITTABLE_TYPES = frozenset({"Info", "InfoStable", "FAQ"})
 MIN_SEPARATION_EXAMPLES = 3
 MIN_SEPARATION_LABELS = 10
@@ -224,12 +242,93 @@ def _split_node(context, node, rows, label_docs, edges_in, edges_out, limit, sep
             context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out, limit, separation
         )
         if candidate is not None:
-            return candidate
+            return replace(candidate, evidence={**candidate.evidence, "grouping": "requests"})
+    # the requests' own groups can follow wording rather than intent; where the curators already keep
+    # the node's intents apart as labels, the labels are the second reading
+    groups = label_groups(context, node, rows, x, label_docs)
+    if groups is not None:
+        intents, assign = groups
+        k = len(intents)
+        score = silhouette(x, assign)
+        if score >= params.min_silhouette:
+            candidate = _candidate(
+                context,
+                node,
+                rows,
+                x,
+                tops,
+                score,
+                k,
+                assign,
+                label_docs,
+                edges_in,
+                edges_out,
+                params.max_centroid_cosine,
+                separation,
+                intents=intents,
+            )
+            if candidate is not None:
+                return replace(candidate, evidence={**candidate.evidence, "grouping": "labels"})
     return None
 
 
+def node_intents(node: NodeData, label_docs: dict) -> list[str]:
+    """The node's intents: its ACTIVE labels none of which refines another (a label and its
+    refinement are one intent)."""
+    active = [
+        lid for lid in node.labels if (doc := label_docs.get(lid)) is not None and doc["status"] == "ACTIVE"
+    ]
+    return [a for a in active if not any(b != a and _within(a, (b,), label_docs) for b in active)]
+
+
+def label_groups(
+    context: GeneratorContext, node: NodeData, rows: np.ndarray, x: np.ndarray, label_docs: dict
+) -> tuple[list[str], np.ndarray] | None:
+    """Request groups by the node's own intents: (the label of each group, assignment), or ``None``.
+
+    A request belongs to the first of the node's intents (``node_intents``) in its weaver top-K; one
+    that names none goes to the group whose requests' centroid it is closest to. A label drawing less
+    than ``min_share`` of the requests gets no group; two to ``max_children`` groups must remain.
+    """
+    params = context.params.split
+    intents = node_intents(node, label_docs)
+    if len(intents) < 2:
+        return None
+    named = np.full(rows.shape[0], -1)
+    for i, r in enumerate(rows):
+        for lid, _ in context.collection.top_labels[r]:
+            if lid in intents:
+                named[i] = intents.index(lid)
+                break
+    counts = np.bincount(named[named >= 0], minlength=len(intents))
+    kept = [j for j in range(len(intents)) if counts[j] >= params.min_share * rows.shape[0]]
+    if not 2 <= len(kept) <= params.max_children:
+        return None
+    centroids = np.array([unit(x[named == j].mean(axis=0)) for j in kept])
+    assign = np.argmax(x @ centroids.T, axis=1)
+    for i, j in enumerate(named):
+        if j in kept:
+            assign[i] = kept.index(j)
+    if np.bincount(assign, minlength=len(kept)).min() < params.min_share * rows.shape[0]:
+        return None
+    return [intents[j] for j in kept], assign
+
+
 def _candidate(
-    context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out, limit, separation
+    context,
+    node,
+    rows,
+    x,
+    tops,
+    score,
+    k,
+    assign,
+    label_docs,
+    edges_in,
+    edges_out,
+    limit,
+    separation,
+    intents=None,
 ) -> Candidate | None:  # type: ignore[no-untyped-def]
     params = context.params.split
     collection = context.collection
@@ -249,6 +348,8 @@ def _candidate(
         return None
     sentence_vectors = get_embedder().embed(parts)
     affinity = sentence_vectors @ centroids.T  # (sentences, groups)
+    if intents is not None:
+        affinity = affinity - affinity.mean(axis=0)
     chunks: list[list[str]] = [[] for _ in range(k)]
     members: list[list[int]] = [[] for _ in range(k)]
     for s, part in enumerate(parts):
@@ -264,10 +365,15 @@ def _candidate(
     # leaves children that say the same thing
     child_vectors = np.array([unit(sentence_vectors[m].mean(axis=0)) for m in members])
     content_cos = max(float(child_vectors[i] @ child_vectors[j]) for i in range(k) for j in range(i + 1, k))
-    if content_cos > limit:
+    if content_cos > limit and intents is None:
         return None
     group_rows = [rows[assign == j] for j in range(k)]
     texts = [[collection.prompts[r] for r in g] for g in group_rows]
+    # the intent each child answers, when the groups are the node's own intents: by the label reading,
+    # or when each request group's label is a different one of them
+    own = intents
+    if own is None and len(set(dominant)) == k and set(dominant) <= set(node_intents(node, label_docs)):
+        own = dominant
     taken = set(context.base.nodes)
     children: list[NodeData] = []
     for j in range(k):
@@ -275,7 +381,9 @@ def _candidate(
         keys = distinctive_words(texts[j], others, top=3, exclude=())
         title = f"{node.title}: {', '.join(keys)}" if keys else f"{node.title} ({j + 1})"
         labels = list(node.labels)
-        if dominant[j] not in labels and _within(dominant[j], node.labels, label_docs):
+        if own is not None:  # each child keeps its own intent's label, not its siblings'
+            labels = [lid for lid in labels if lid not in own or lid == own[j]]
+        if dominant[j] not in labels and _within(dominant[j], tuple(labels), label_docs):
             labels.append(dominant[j])
         child_id = derived_node_id(node.node_id, f".s{j + 1}", taken)
         taken.add(child_id)

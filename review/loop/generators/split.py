@@ -66,6 +66,7 @@ parent → (children) for MemoryRead.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -227,6 +228,36 @@ def _split_node(context, node, rows, label_docs, edges_in, edges_out, limit, sep
     if rows.shape[0] < params.min_landings:
         return None
     x, features, tops = _features(context, rows)
+    for score, k, assign, intents in _readings(context, node, rows, x, features, label_docs):
+        candidate = _candidate(
+            context,
+            node,
+            rows,
+            x,
+            tops,
+            score,
+            k,
+            assign,
+            label_docs,
+            edges_in,
+            edges_out,
+            limit if intents is None else params.max_centroid_cosine,
+            separation,
+            intents=intents,
+        )
+        if candidate is not None:
+            grouping = "requests" if intents is None else "labels"
+            return replace(candidate, evidence={**candidate.evidence, "grouping": grouping})
+    return None
+
+
+def _readings(
+    context, node, rows, x, features, label_docs
+) -> Iterator[tuple[float, int, np.ndarray, list[str] | None]]:  # type: ignore[no-untyped-def]
+    """The request groupings to try, in order, as (silhouette, k, assignment, intents or ``None``):
+    the requests' own k-means groups, best silhouette first (fewer children on a near tie), then the
+    node's labels (module doc); each only while its silhouette clears ``min_silhouette``."""
+    params = context.params.split
     tried: list[tuple[float, int, np.ndarray]] = []
     for k in range(2, params.max_children + 1):
         assign = kmeans(features, k, context.rng(f"split:{node.node_id}:{k}"))
@@ -234,42 +265,18 @@ def _split_node(context, node, rows, label_docs, edges_in, edges_out, limit, sep
         if sizes.min() < params.min_share * rows.shape[0]:
             continue
         tried.append((silhouette(x, assign), k, assign))
-    # best silhouette first (fewer children on a near tie); a k the content cannot support is skipped
     for score, k, assign in sorted(tried, key=lambda t: (-round(t[0] / 0.05), t[1])):
         if score < params.min_silhouette:
             break
-        candidate = _candidate(
-            context, node, rows, x, tops, score, k, assign, label_docs, edges_in, edges_out, limit, separation
-        )
-        if candidate is not None:
-            return replace(candidate, evidence={**candidate.evidence, "grouping": "requests"})
+        yield score, k, assign, None
     # the requests' own groups can follow wording rather than intent; where the curators already keep
     # the node's intents apart as labels, the labels are the second reading
     groups = label_groups(context, node, rows, x, label_docs)
     if groups is not None:
         intents, assign = groups
-        k = len(intents)
         score = silhouette(x, assign)
         if score >= params.min_silhouette:
-            candidate = _candidate(
-                context,
-                node,
-                rows,
-                x,
-                tops,
-                score,
-                k,
-                assign,
-                label_docs,
-                edges_in,
-                edges_out,
-                params.max_centroid_cosine,
-                separation,
-                intents=intents,
-            )
-            if candidate is not None:
-                return replace(candidate, evidence={**candidate.evidence, "grouping": "labels"})
-    return None
+            yield score, len(intents), assign, intents
 
 
 def node_intents(node: NodeData, label_docs: dict) -> list[str]:

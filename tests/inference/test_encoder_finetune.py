@@ -258,3 +258,44 @@ def test_scope_guard_keeps_off_domain_markers_out_of_validated_examples_only(fin
     assert refocused("tokyo please") is False  # … "tokyo" in book_flight's
     assert refocused("tell me a joke") is True  # only the "Out of scope" label's examples say "joke"
     assert refocused("recommend a movie") is True  # in no example at all
+
+
+PREAMBLES = [
+    "hello there, i have been a customer of yours for many years and i have always been happy with the "
+    "service, but this morning something happened that i really did not expect and i would like some help",
+    "good afternoon, i am writing because yesterday evening, after coming back from a long trip abroad "
+    "with my family and checking my account on the phone, i noticed something strange and now i need you",
+    "hi, sorry to bother you on a weekend, i tried the website and the phone line several times today and "
+    "nobody could answer my question, so i am asking here again hoping that someone can finally help me",
+    "dear support team, my partner and i share the household finances and we usually handle everything "
+    "together, but today i am on my own and i am not sure what to do, so please could you help me out",
+]
+ENDINGS = {
+    "block_card": ["to block my card", "to freeze my debit card", "to cancel my card now", "to stop my card"],
+    "pay_bill": [
+        "to pay my bill",
+        "to settle my invoice",
+        "to pay the electricity bill",
+        "to pay what i owe",
+    ],
+}
+
+
+def test_fine_tuning_reads_past_the_first_32_tokens(tmp_path, settings):
+    """Requests longer than 32 tokens (a preamble, then the intent) train on their whole text: two intents
+    that differ only after a long shared preamble end up apart in the fine-tuned encoder's space."""
+    settings.DATA_DIR = str(tmp_path)
+    texts = [f"{p} {e}" for p in PREAMBLES for intent in sorted(ENDINGS) for e in ENDINGS[intent]]
+    classes = [intent for _p in PREAMBLES for intent in sorted(ENDINGS) for _e in ENDINGS[intent]]
+    found = finetune_encoder(texts, classes, params=FinetuneParams(epochs=3, batch_size=8))
+    tuned = ReleaseEncoder(checksum=found.checksum)
+    base = get_embedder()
+
+    def centroid_cosine(embedder: Any) -> float:
+        x = np.asarray(embedder.embed(texts), dtype=np.float32)
+        centroids = [x[[c == intent for c in classes]].mean(axis=0) for intent in sorted(ENDINGS)]
+        a, b = (c / np.linalg.norm(c) for c in centroids)
+        return float(a @ b)
+
+    before, after = centroid_cosine(base), centroid_cosine(tuned)
+    assert after < before - 0.2, (before, after)

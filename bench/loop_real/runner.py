@@ -61,8 +61,8 @@ from projects.models import Project
 from projects.services import api_token_create, membership_set
 from review.changeset import changeset_load
 from review.loop.collection import collect
-from review.loop.generators import lifecycle, merge
-from review.loop.generators.base import GeneratorContext
+from review.loop.generators import lifecycle, merge, split
+from review.loop.generators.base import GeneratorContext, sentences, unit, wilson_upper
 from review.loop.params import loop_params
 from review.loop.run import offline_loop_run
 from review.loop.shadow import BaseRelease, ChangesetConflict, shadow_build
@@ -141,6 +141,7 @@ class Report:
     proposals: list[dict[str, Any]] = field(default_factory=list)
     intent_drops: list[dict[str, Any]] = field(default_factory=list)
     merge_gates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    split_gates: dict[str, dict[str, Any]] = field(default_factory=dict)
     reattach_gates: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -631,6 +632,97 @@ def _last_context(harness: Harness) -> GeneratorContext | None:
     )
 
 
+def split_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
+    """Why a planted shared node was or was not proposed for a split: the split generator's gates, with
+    its own functions, on the last night's base release and window (read only): the landings, the
+    problem users report (helpful share, its Wilson upper bound, the project's share), and for each
+    grouping the generator would try (``split._readings``) its silhouette, group sizes, centroid cosine
+    against the limit, each group's taxonomy region label and whether the content divides."""
+    context = _last_context(harness)
+    if context is None:
+        return {}
+    base, collection, params = context.base, context.collection, context.params.split
+    label_docs = {label["id"]: label for label in base.documents.get("labels", [])}
+    metrics = collection.node_metrics
+    project_helpful = split.helpful_share(
+        sum(m.confirmed for m in metrics.values()), sum(m.failures for m in metrics.values())
+    )
+    separation = split.intent_separation(label_docs)
+    limit = params.max_centroid_cosine if separation is None else min(params.max_centroid_cosine, separation)
+    out: dict[str, dict[str, Any]] = {}
+    for d in world.defects:
+        if d.kind != "SPLIT":
+            continue
+        node = base.nodes.get(d.details["node"])
+        if node is None or node.status != "ACTIVE":
+            out[d.key] = {"state": "split (or deprecated) before the last night"}
+            continue
+        m = metrics.get(node.node_id)
+        if m is None:
+            out[d.key] = {"state": "no landing in the window"}
+            continue
+        signals = m.confirmed + m.failures
+        upper = wilson_upper(m.confirmed, signals, params.satisfaction_z)
+        gates: dict[str, Any] = {
+            "landings": m.landings,
+            "landings_gate": m.landings >= params.min_landings,
+            "helpful": round(m.confirmed / signals, 3) if signals else None,
+            "signals": signals,
+            "helpful_upper": round(upper, 3),
+            "project_helpful": None if project_helpful is None else round(project_helpful, 3),
+            "problem_gate": project_helpful is not None and upper < project_helpful,
+            "separation": None if separation is None else round(separation, 3),
+        }
+        rows = context.sample(
+            collection.rows_at(node.node_id, by="landing"), params.max_prompts, f"split:{node.node_id}"
+        )
+        x, features, tops = split._features(context, rows)
+        readings = []
+        for score, k, assign, intents in split._readings(context, node, rows, x, features, label_docs):
+            bound = limit if intents is None else params.max_centroid_cosine
+            centroids = np.array([unit(x[assign == j].mean(axis=0)) for j in range(k)])
+            pair_cos = max(float(centroids[i] @ centroids[j]) for i in range(k) for j in range(i + 1, k))
+            regions = [
+                split.group_region_label(
+                    [t for t, a in zip(tops, assign, strict=True) if a == j], node, label_docs
+                )
+                for j in range(k)
+            ]
+            found = split._candidate(
+                context,
+                node,
+                rows,
+                x,
+                tops,
+                score,
+                k,
+                assign,
+                label_docs,
+                {},
+                {},
+                bound,
+                separation,
+                intents=intents,
+            )
+            readings.append(
+                {
+                    "grouping": "requests" if intents is None else "labels",
+                    "k": k,
+                    "silhouette": round(score, 3),
+                    "sizes": np.bincount(assign, minlength=k).tolist(),
+                    "centroid_cosine": round(pair_cos, 3),
+                    "limit": round(bound, 3),
+                    "regions": regions,
+                    "sentences": len(sentences(node.chunk)),
+                    "proposed": found is not None,
+                    "content_cosine": found.evidence["children_content_cosine"] if found else None,
+                }
+            )
+        gates["readings"] = readings
+        out[d.key] = gates
+    return out
+
+
 def reattach_gates(world: World, harness: Harness) -> dict[str, dict[str, Any]]:
     """Why a misfiled label was or was not proposed for re-attachment: the LABEL_REATTACH generator's
     gates for it on the last night's base release and window (its support and sources, and the lower
@@ -800,6 +892,7 @@ def run(
         report.accuracy_end = report.accuracy_start
     _score(report, world, judge, harness)
     report.merge_gates = merge_gates(world, harness)
+    report.split_gates = split_gates(world, harness)
     report.reattach_gates = reattach_gates(world, harness)
     report.seconds = round(time.perf_counter() - started, 1)
     return report

@@ -169,6 +169,8 @@ class Command(BaseCommand):
             )
         for key, gates in report.merge_gates.items():
             say(f"{key} gates on the last night: {gates}")
+        for key, gates in report.split_gates.items():
+            say(f"{key} gates on the last night: {gates}")
         for key, gates in report.reattach_gates.items():
             say(f"{key} gates on the last night: {gates}")
         for drop in report.intent_drops:
@@ -197,6 +199,7 @@ class Command(BaseCommand):
                 "proposals": report.proposals,
                 "intent_drops": report.intent_drops,
                 "merge_gates": report.merge_gates,
+                "split_gates": report.split_gates,
                 "reattach_gates": report.reattach_gates,
                 "seconds": report.seconds,
                 "summary": report.summary_line(),

@@ -388,7 +388,7 @@ OFFLINE_LOOP: dict[str, object] = {
         # the centroid view; 0: the centroid view alone
         "reattach_neighbours": 3,
         "margin": 0.08,  # lower bound of the mean gap to the other cluster, in the weaker view
-        "parent_cosine": 0.5,
+        "parent_cosine": 0.5,  # the nearest relative (module doc) from this cosine
     },
     "replay": {
         "zone_sample": 200,
@@ -440,7 +440,8 @@ OFFLINE_LOOP: dict[str, object] = {
         "min_zone_interactions": 20,
         "autocommit_kinds": ["EDGE_ADD", "EDGE_WEIGHT", "EDGE_INHIBIT", "MERGE", "LABEL_PROMOTE"],
         # kinds that change where a label sits in the taxonomy rather than where requests go: replay
-        # measures routing, so a score within ±mid_score is "unmeasured" and goes to an expert
+        # measures routing, so a score below mid_score goes to an expert unless, without its ambiguity
+        # term, it is ≤ −mid_score (measured harm to answers, landings or paths)
         "placement_kinds": ["LABEL_REATTACH"],
         "critical_clusters": [],
         "boost_uncertain_share": 0.6,

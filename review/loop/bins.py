@@ -9,10 +9,14 @@
   outcome, so ``Score(C)`` is only its complexity price (a related-to edge
   between two answers users ask one after the other, typically) — which goes to an expert as MID_CONF
   with that reason: unmeasured is not the same as measured and found wanting; and except a
-  *placement* change (``placement_kinds``: LABEL_REATTACH) whose score lies within ``±mid_score``:
+  *placement* change (``placement_kinds``: LABEL_REATTACH) whose score lies below ``mid_score``:
   it moves a label between clusters, which decides policy reach, Weaver validation and what curators
   browse, not which node a request reaches, so replay cannot measure its worth; it goes to an expert
-  (MID_CONF) unless replay measured harm (``Score(C) ≤ −mid_score``);
+  (MID_CONF) unless replay measured harm to what requests get — the score *without its ambiguity
+  term* (``ambiguity_cost``) ``≤ −mid_score``. The ambiguity flags say how closely the labels the
+  Weaver validates together compete; a label moved to its relatives' cluster competes with them by
+  design (more flags), one moved away from them less, so that term measures the move itself, not
+  its effect on the answers, landings and paths;
 * **HIGH_CONF** (auto-commit) — ``Score(C) ≥ high_score`` *and* the conditional auto-commit rule of
   §3.4.1 holds: the confirmed gain reaches ``min_confirmed_gain`` **or** the impacted zone's
   ActiveCheckCoverage reaches ``min_coverage`` — and the gain is not dominated by uncertain outcomes
@@ -72,12 +76,14 @@ def bin_for(
     if n_violations:
         return BinDecision("LOW_CONF", f"{n_violations} validator/integrity violation(s)", False)
     if score < params.mid_score:
-        if kind in params.placement_kinds and score > -params.mid_score:
+        served = score + float((replay.get("gains") or {}).get("ambiguity_cost", 0.0))
+        if kind in params.placement_kinds and served > -params.mid_score:
             return BinDecision(
                 "MID_CONF",
                 f"{kind} changes where a label sits in the taxonomy, not where requests go: replay's "
-                f"Score(C) {score:.4f} is within ±{params.mid_score} (no measured harm); an expert judges "
-                "it on its evidence",
+                f"Score(C) {score:.4f}, {served:.4f} without its ambiguity term, is above "
+                f"−{params.mid_score} (no measured harm to what requests get); an expert judges it on "
+                "its evidence",
                 False,
             )
         sampled = sum(int(v) for v in (replay.get("sample") or {}).values())

@@ -119,7 +119,7 @@ class LifecycleParams(_Section):
     reattach_max_prompts: int
     reattach_neighbours: int
     margin: float
-    parent_cosine: float  # re-attached under the closest label of the new cluster from this cosine
+    parent_cosine: float  # re-attached beside the closest label of the new cluster from this cosine
 
 
 @dataclass(frozen=True)

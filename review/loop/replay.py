@@ -602,6 +602,8 @@ class Replayer:
                 "gain_info": gain_info,
                 "gain_action": gain_action,
                 "gain_routing": gain_routing,
+                # the score's ambiguity term (w_amb·ΔAmbiguity): what placement changes are not judged on
+                "ambiguity_cost": sp.ambiguity_weight * d["ambiguity"],
                 "complexity": complexity,
                 "violations_taxonomy": float(viol_taxo),
                 "violations_security": float(viol_sec),

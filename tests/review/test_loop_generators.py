@@ -345,10 +345,37 @@ NO_EFFECT = {
             {},
             set(),
             "MID_CONF",
-            "within ±0.01 (no measured harm)",
+            "above −0.01 (no measured harm to what requests get)",
+        ),
+        # … and so does one whose score is low only through its ambiguity term: a label moved next to
+        # its relatives competes with them (seen on true re-attachments: ΔAmbiguity +0.167)
+        (
+            "LABEL_REATTACH",
+            {**GOOD, "score": -0.045, "gains": {"delta_ambiguity": 0.167, "ambiguity_cost": 0.05}},
+            {},
+            set(),
+            "MID_CONF",
+            "-0.0450, 0.0050 without its ambiguity term",
         ),
         # … measured harm keeps the backlog, a measured gain the usual rules (never auto-committed)
         ("LABEL_REATTACH", {**GOOD, "score": -0.01}, {}, set(), "LOW_CONF", "< 0.01"),
+        (
+            "LABEL_REATTACH",
+            {**GOOD, "score": -0.07, "gains": {"delta_ambiguity": 0.167, "ambiguity_cost": 0.05}},
+            {},
+            set(),
+            "LOW_CONF",
+            "< 0.01",
+        ),
+        # the same ambiguity on a routing change counts: the score's verdict stands
+        (
+            "EDGE_ADD",
+            {**GOOD, "score": -0.045, "gains": {"delta_ambiguity": 0.167, "ambiguity_cost": 0.05}},
+            {},
+            set(),
+            "LOW_CONF",
+            "< 0.01",
+        ),
         ("LABEL_REATTACH", GOOD, {}, set(), "MID_CONF", "LABEL_REATTACH proposals always go to an expert"),
         # the same small score on a routing change is a measured effect: the score's verdict stands
         ("EDGE_ADD", {**GOOD, "score": 0.002}, {}, set(), "LOW_CONF", "< 0.01"),

@@ -734,3 +734,37 @@ def test_a_label_moves_only_when_its_nearest_relatives_agree_with_the_cluster_me
     views = [cluster_affinities(members, clear, n) for n in (0, k)]
     moved = reattach_target(views, "travel", z)
     assert moved is not None and moved[1] == "auto" and moved[0] > 0.08
+
+
+def _label(lid: str, cluster: str, parent: str | None = None, status: str = "ACTIVE") -> dict:
+    return {"id": lid, "cluster": cluster, "parent": parent, "status": status}
+
+
+def test_a_reattached_label_goes_beside_its_nearest_relative_not_under_it():
+    """The label nearest to an intent's requests is usually a sibling intent: the moved label joins it
+    under the same parent; only a relative that is a category (ACTIVE children) takes it under itself."""
+    from review.loop.generators.lifecycle import placement
+
+    labels = {
+        "L1": _label("L1", "home"),  # a category …
+        "L2": _label("L2", "home", "L1"),  # … with two intents
+        "L3": _label("L3", "home", "L1"),
+        "L4": _label("L4", "home"),  # an intent at the cluster's root
+        "L9": _label("L9", "work"),  # the label that moves
+    }
+    # nearest: the intent L2 → beside it, under L1
+    assert placement(labels, "home", {"L2": 0.8, "L1": 0.6, "L4": 0.5}, "L9", 0.5) == ("L1", "L2", 0.8)
+    # nearest: the root intent L4 → at the root, beside it
+    assert placement(labels, "home", {"L4": 0.7, "L2": 0.6}, "L9", 0.5) == (None, "L4", 0.7)
+    # nearest: the category L1 → under it
+    assert placement(labels, "home", {"L1": 0.9, "L2": 0.6}, "L9", 0.5) == ("L1", "L1", 0.9)
+    # no label close enough, or none ACTIVE in the cluster → the cluster's root, no relative
+    assert placement(labels, "home", {"L2": 0.4}, "L9", 0.5) == (None, None, 0.0)
+    assert placement(labels, "office", {"L2": 0.9}, "L9", 0.5) == (None, None, 0.0)
+    # a category whose only children are retired is an intent again
+    retired = {
+        **labels,
+        "L2": _label("L2", "home", "L1", "DEPRECATED"),
+        "L3": _label("L3", "home", "L1", "DEPRECATED"),
+    }
+    assert placement(retired, "home", {"L1": 0.9}, "L9", 0.5) == (None, "L1", 0.9)

@@ -244,3 +244,38 @@ def test_a_request_moved_to_a_node_that_keeps_its_content_keeps_its_landing_qual
     assert [measured[r].target for r in (0, 1, 2)] == ["P.m1"] * 3
     assert measured[0].landing[1] == ("other", 0.1)
     assert same_answer_fits([0], before, after, {})[1] == 0  # a split child keeps nothing whole
+
+
+def test_the_score_s_ambiguity_term_is_reported_for_the_bins():
+    """``ambiguity_cost`` is w_amb·ΔAmbiguity, the part of Score(C) a placement change is not judged on."""
+    from dataclasses import replace
+
+    logged = [UnifiedOutcome.CONFIRMED] * 4
+    replayer = _replayer(logged, None)
+    rows = [0, 1, 2, 3]
+    before = {r: _moved(r, "P", 0.5) for r in rows}
+    after = {
+        r: replace(_moved(r, "P", 0.5), flags=frozenset({"LOW_MARGIN"}) if r < 2 else frozenset())
+        for r in rows
+    }
+    counts: dict[str, int] = {}
+    m_before = replayer._measure(rows, before, None, counts)
+    m_after = replayer._measure(rows, after, None, counts)
+    report = replayer._report(
+        SPLIT,
+        np.array(rows),
+        rows,
+        before,
+        after,
+        m_before,
+        m_after,
+        SimpleNamespace(b=0.0, as_json=lambda: {}),
+        {"taxonomy": [], "security": []},
+        counts,
+        0.0,
+    )
+
+    weight = replayer.params.score.ambiguity_weight
+    assert report.gains["delta_ambiguity"] == pytest.approx(0.5)
+    assert report.gains["ambiguity_cost"] == pytest.approx(weight * 0.5)
+    assert report.score == pytest.approx(-weight * 0.5)  # nothing else changed

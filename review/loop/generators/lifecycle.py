@@ -47,9 +47,13 @@ label's own nodes left out, in two views of a prompt's *affinity* to a cluster:
 For each request and view the gap ``affinity(other cluster) − affinity(own cluster)`` is measured; a
 cluster's *evidence* is the lower bound at ``z`` of the mean gap, taken in the view where it is weakest
 (both views must agree). When the best other cluster's evidence reaches ``margin``, the label (and its
-subtree) is proposed under the label of that cluster whose label-index vector is closest to the traffic
-centroid (cosine ≥ ``parent_cosine``; otherwise at the cluster's root), and its nodes are attached to
-that cluster (and detached from the old one when no other label keeps them there).
+subtree) is proposed beside its *nearest relative* there — the ACTIVE label of that cluster whose
+label-index vector is closest to the traffic centroid (cosine ≥ ``parent_cosine``) — so under that
+relative's parent (``placement``). Only a relative that is a category (it has ACTIVE children) takes
+the label under itself: the label nearest to an intent's requests is usually a sibling intent, and an
+intent filed under another would make it a refinement of that intent. Without a relative the label
+goes to the cluster's root. Its nodes are attached to that cluster (and detached from the old one when
+no other label keeps them there).
 """
 
 from __future__ import annotations
@@ -496,7 +500,7 @@ def _reattach(
     lower, target, lowers = best
     gap = views[0][target] - views[0][own_cluster]
     traffic = unit(x.mean(axis=0))
-    parent, parent_cos = _parent_in(context, labels, target, traffic, label["id"])
+    parent, relative, relative_cos = _parent_in(context, labels, target, traffic, label["id"])
     ops: list[Op] = [
         LabelMove(
             label["id"],
@@ -534,7 +538,8 @@ def _reattach(
             "from_cluster": own_cluster,
             "to_cluster": target,
             "parent": parent,
-            "parent_cosine": round(parent_cos, 4),
+            "relative": relative,
+            "relative_cosine": round(relative_cos, 4),
             "support": int(rows.size),
             "sources": n_sources,
             "gap_mean": round(float(gap.mean()), 4),
@@ -552,21 +557,40 @@ def _reattach(
 
 def _parent_in(
     context: GeneratorContext, labels: dict, cluster: str, traffic: np.ndarray, moving: str
-) -> tuple[str | None, float]:
-    """The ACTIVE label of ``cluster`` whose label-index vector is closest to ``traffic`` (≥ parent_cosine)."""
+) -> tuple[str | None, str | None, float]:
+    """(parent, nearest relative, its cosine) for a label moving into ``cluster`` (``placement``), the
+    cosines taken between ``traffic`` and the label-index vectors."""
     base = context.base
     vectors = base.matrices.get("label_embeddings")
     entries = [e["label_id"] for e in base.documents.get("label_index", {}).get("entries", [])]
-    if vectors is None or not entries:
-        return None, 0.0
-    best, best_cos = None, context.params.lifecycle.parent_cosine
-    for i, lid in enumerate(entries):
+    if vectors is None or not entries or vectors.shape[1] != traffic.shape[0]:
+        return None, None, 0.0
+    cosines = {lid: float(vectors[i] @ traffic) for i, lid in enumerate(entries) if i < vectors.shape[0]}
+    return placement(labels, cluster, cosines, moving, context.params.lifecycle.parent_cosine)
+
+
+def placement(
+    labels: dict, cluster: str, cosines: dict[str, float], moving: str, min_cosine: float
+) -> tuple[str | None, str | None, float]:
+    """Where a label moving into ``cluster`` goes (module doc): (its parent there — ``None`` for the
+    cluster's root —, its nearest relative, the relative's cosine). The relative is the ACTIVE label of
+    ``cluster`` with the highest cosine (≥ ``min_cosine``); the label goes under it when it has ACTIVE
+    children, otherwise under the relative's own parent."""
+    best, best_cos = None, min_cosine
+    for lid in sorted(cosines):
         doc = labels.get(lid)
         if doc is None or lid == moving or doc["status"] != "ACTIVE" or doc["cluster"] != cluster:
             continue
-        if i >= vectors.shape[0] or vectors.shape[1] != traffic.shape[0]:
-            continue
-        cos = float(vectors[i] @ traffic)
-        if cos >= best_cos:
-            best, best_cos = lid, cos
-    return best, (best_cos if best else 0.0)
+        if cosines[lid] >= best_cos:
+            best, best_cos = lid, cosines[lid]
+    if best is None:
+        return None, None, 0.0
+    category = any(
+        doc.get("parent") == best and doc["status"] == "ACTIVE" and lid != moving
+        for lid, doc in labels.items()
+    )
+    if category:
+        return best, best, best_cos
+    above = labels.get(labels[best].get("parent") or "")
+    keep = above is not None and above["status"] == "ACTIVE" and above["cluster"] == cluster
+    return (above["id"] if keep else None), best, best_cos

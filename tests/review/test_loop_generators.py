@@ -795,3 +795,40 @@ def test_a_child_label_is_named_with_the_words_its_requests_share_in_the_order_t
     # a word most of the group does not use ("question", "accountant") never names it
     assert request_phrase(group, group[3]) == ["bulk", "export", "invoice", "accounting"]
     assert request_phrase(group, group[2], top=2) == ["export", "invoice"]
+
+
+def test_a_new_label_s_examples_leave_out_other_labels_wording():
+    """What the curation guard would refuse at approval (a term identical or very close to another routing
+    label's) is not proposed as an example; the next closest prompts take its place, in order."""
+    from review.loop.generators.labels import distinct_examples
+
+    labels = {
+        "L1": {
+            "id": "L1",
+            "status": "ACTIVE",
+            "name": "Travel alert",
+            "synonyms": [],
+            "examples": ["does spain expect any travel alerts"],
+        },
+        "L2": {
+            "id": "L2",
+            "status": "DEPRECATED",
+            "name": "Old",
+            "synonyms": [],
+            "examples": ["let my bank know"],
+        },
+    }
+    candidates = [
+        "does spain expect any travel alerts",  # identical to L1's example
+        "does spain have any travel alerts",  # a near-paraphrase of it
+        "tell my bank i am travelling to spain",
+        "let my bank know",  # only a DEPRECATED label's: it routes nothing
+        "i will be abroad next week, notify my card issuer",
+    ]
+    kept = distinct_examples(candidates, labels, 3)
+    assert kept == [
+        "tell my bank i am travelling to spain",
+        "let my bank know",
+        "i will be abroad next week, notify my card issuer",
+    ]
+    assert distinct_examples(candidates, labels, 1) == ["tell my bank i am travelling to spain"]

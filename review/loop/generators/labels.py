@@ -25,6 +25,10 @@ becomes a *child label* proposal:
   compatibility and no new incompatibility (the deterministic taxonomy validator on the taxonomy with
   the new label), policy non-contradiction (the child inherits its parent's restrictions through the
   policies' subtree expansion; a parent that a policy both allows and forbids is refused);
+* **examples the curation guard accepts** — a prompt identical or very close (``taxonomy.term_guard``:
+  cosine ≥ ``TERM_SIMILARITY_THRESHOLD``) to a term of another routing label is left out of the examples
+  (the next closest prompt takes its place): it is that label's wording, the guard would refuse the
+  label at approval, and as evidence of a new intent it is ambiguous (``distinct_examples``);
 * **attachment** — the ACTIVE node of the parent's cluster whose content is closest to the group
   (cosine ≥ ``attach_cosine``) is attached to the new label, which is created CANDIDATE → SHADOW:
   evaluated on live traffic, not routed.
@@ -66,6 +70,7 @@ from review.loop.generators.base import (
     unit,
     words,
 )
+from taxonomy.term_guard import normalize_term, similarity_threshold
 from taxonomy.validator import LabelRecord, validate_taxonomy
 
 NAME_ADD = "taxonomy.child_label"
@@ -198,7 +203,7 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
             continue
         closest = np.argsort(-(x[members] @ centroid), kind="stable")
         examples = list(dict.fromkeys(texts[i] for i in closest if uniques[members[i]] not in with_pii))
-        examples = examples[: params.max_examples]
+        examples = distinct_examples(examples, labels, params.max_examples)
         phrase = request_phrase(texts, examples[0]) if examples else []
         name = " ".join(phrase if len(phrase) >= 2 else keys).capitalize()[:80]
         description = f"{name} — requests about {', '.join(keys)} ({parent_doc['name']})."
@@ -266,6 +271,36 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
             )
         )
     return out
+
+
+def distinct_examples(candidates: list[str], labels: dict, limit: int) -> list[str]:
+    """The first ``limit`` of ``candidates`` (best first) that the curation guard accepts as a new label's
+    examples: none identical or very close (``taxonomy.term_guard``) to a name, synonym or example of
+    an ACTIVE, SHADOW or CANDIDATE label."""
+    if not candidates or limit <= 0:
+        return []
+    terms = [
+        t
+        for doc in labels.values()
+        if doc.get("status") != "DEPRECATED"
+        for t in (doc.get("name", ""), *doc.get("synonyms", []), *doc.get("examples", []))
+        if t and t.strip()
+    ]
+    if not terms:
+        return candidates[:limit]
+    taken = {normalize_term(t) for t in terms}
+    embedder = get_embedder()
+    vectors = np.asarray(embedder.embed(terms), dtype=np.float32)
+    threshold = similarity_threshold()
+    out: list[str] = []
+    for start in range(0, len(candidates), 4 * limit):
+        chunk = [c for c in candidates[start : start + 4 * limit] if normalize_term(c) not in taken]
+        if chunk:
+            closest = (np.asarray(embedder.embed(chunk), dtype=np.float32) @ vectors.T).max(axis=1)
+            out.extend(c for c, cos in zip(chunk, closest, strict=True) if cos < threshold)
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def _covered_by_sibling(
@@ -421,7 +456,10 @@ def _unreached_candidate(context, orphan, rows, x, content, labels) -> Candidate
         return None
     closest = np.argsort(-(x @ np.asarray(content, dtype=x.dtype)), kind="stable")
     # a prompt that held PII supports the group but is never an example
-    examples = list(dict.fromkeys(texts[i] for i in closest if cleaned[i] == texts[i]))[: params.max_examples]
+    examples = list(dict.fromkeys(texts[i] for i in closest if cleaned[i] == texts[i]))
+    examples = distinct_examples(examples, labels, params.max_examples)
+    if not examples:
+        return None
     description = f"{name} — requests the content of {orphan} answers" + (
         f" ({', '.join(keys)})." if keys else "."
     )

@@ -6,6 +6,7 @@ of ΔConfirmed is kept out of ``confirmed_gain`` (auto-commit rests on observed 
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -115,17 +116,14 @@ def test_without_a_model_the_lineage_rule_applies_and_existing_nodes_are_never_m
     assert estimate == pytest.approx(SILENT)
 
 
-def test_the_models_share_of_confirmed_is_left_out_of_confirmed_gain():
-    logged = [UnifiedOutcome.LOW_CONFIDENCE] * 4
-    replayer = _replayer(logged, _night_model())
-    rows = [0, 1, 2, 3]
-    before = {r: _moved(r, "P", 0.3) for r in rows}
-    after = {r: _moved(r, "P-a", 0.8) for r in rows}
+def _scored(replayer: Replayer, rows: list[int], before: dict, after: dict, moved_to: Any) -> Any:
+    """The replay report of ``SPLIT`` for ``rows`` replayed as ``before`` / ``after`` (no gauge, no
+    violations); ``moved_to`` is the candidate the after-measurement models (``None``: none)."""
     counts_before: dict[str, int] = {}
     counts_after: dict[str, int] = {}
     m_before = replayer._measure(rows, before, None, counts_before)
-    m_after = replayer._measure(rows, after, SPLIT, counts_after)
-    report = replayer._report(
+    m_after = replayer._measure(rows, after, moved_to, counts_after)
+    return replayer._report(
         SPLIT,
         np.array(rows),
         rows,
@@ -138,6 +136,15 @@ def test_the_models_share_of_confirmed_is_left_out_of_confirmed_gain():
         counts_after,
         0.0,
     )
+
+
+def test_the_models_share_of_confirmed_is_left_out_of_confirmed_gain():
+    logged = [UnifiedOutcome.LOW_CONFIDENCE] * 4
+    replayer = _replayer(logged, _night_model())
+    rows = [0, 1, 2, 3]
+    before = {r: _moved(r, "P", 0.3) for r in rows}
+    after = {r: _moved(r, "P-a", 0.8) for r in rows}
+    report = _scored(replayer, rows, before, after, SPLIT)
 
     assert report.gains["delta_confirmed"] == pytest.approx(1.0)
     assert report.gains["delta_low_confidence"] == pytest.approx(-1.0)
@@ -258,22 +265,7 @@ def test_the_score_s_ambiguity_term_is_reported_for_the_bins():
         r: replace(_moved(r, "P", 0.5), flags=frozenset({"LOW_MARGIN"}) if r < 2 else frozenset())
         for r in rows
     }
-    counts: dict[str, int] = {}
-    m_before = replayer._measure(rows, before, None, counts)
-    m_after = replayer._measure(rows, after, None, counts)
-    report = replayer._report(
-        SPLIT,
-        np.array(rows),
-        rows,
-        before,
-        after,
-        m_before,
-        m_after,
-        SimpleNamespace(b=0.0, as_json=lambda: {}),
-        {"taxonomy": [], "security": []},
-        counts,
-        0.0,
-    )
+    report = _scored(replayer, rows, before, after, None)
 
     weight = replayer.params.score.ambiguity_weight
     assert report.gains["delta_ambiguity"] == pytest.approx(0.5)

@@ -592,5 +592,6 @@ def placement(
     if category:
         return best, best, best_cos
     above = labels.get(labels[best].get("parent") or "")
-    keep = above is not None and above["status"] == "ACTIVE" and above["cluster"] == cluster
-    return (above["id"] if keep else None), best, best_cos
+    if above is None or above["status"] != "ACTIVE" or above["cluster"] != cluster:
+        return None, best, best_cos
+    return above["id"], best, best_cos

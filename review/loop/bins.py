@@ -14,9 +14,8 @@
   browse, not which node a request reaches, so replay cannot measure its worth; it goes to an expert
   (MID_CONF) unless replay measured harm to what requests get — the score *without its ambiguity
   term* (``ambiguity_cost``) ``≤ −mid_score``. The ambiguity flags say how closely the labels the
-  Weaver validates together compete; a label moved to its relatives' cluster competes with them by
-  design (more flags), one moved away from them less, so that term measures the move itself, not
-  its effect on the answers, landings and paths;
+  Weaver validates together compete, and a move changes which labels those are by design, so that
+  term prices the move itself, not its effect on the answers, landings and paths;
 * **HIGH_CONF** (auto-commit) — ``Score(C) ≥ high_score`` *and* the conditional auto-commit rule of
   §3.4.1 holds: the confirmed gain reaches ``min_confirmed_gain`` **or** the impacted zone's
   ActiveCheckCoverage reaches ``min_coverage`` — and the gain is not dominated by uncertain outcomes

@@ -347,8 +347,8 @@ NO_EFFECT = {
             "MID_CONF",
             "above −0.01 (no measured harm to what requests get)",
         ),
-        # … and so does one whose score is low only through its ambiguity term: a label moved next to
-        # its relatives competes with them (seen on true re-attachments: ΔAmbiguity +0.167)
+        # … and so does one whose score is low only through its ambiguity term: a moved label competes
+        # with other labels than before
         (
             "LABEL_REATTACH",
             {**GOOD, "score": -0.045, "gains": {"delta_ambiguity": 0.167, "ambiguity_cost": 0.05}},

@@ -825,10 +825,11 @@ def test_a_new_label_s_examples_leave_out_other_labels_wording():
         "let my bank know",  # only a DEPRECATED label's: it routes nothing
         "i will be abroad next week, notify my card issuer",
     ]
-    kept = distinct_examples(candidates, labels, 3)
+    documents = {"labels": [{**doc, "cluster": "travel", "parent": None} for doc in labels.values()]}
+    kept = distinct_examples(candidates, documents, 3)
     assert kept == [
         "tell my bank i am travelling to spain",
         "let my bank know",
         "i will be abroad next week, notify my card issuer",
     ]
-    assert distinct_examples(candidates, labels, 1) == ["tell my bank i am travelling to spain"]
+    assert distinct_examples(candidates, documents, 1) == ["tell my bank i am travelling to spain"]

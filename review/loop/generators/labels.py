@@ -70,7 +70,7 @@ from review.loop.generators.base import (
     unit,
     words,
 )
-from taxonomy.term_guard import normalize_term, similarity_threshold
+from taxonomy.term_guard import term_conflicts
 from taxonomy.validator import LabelRecord, validate_taxonomy
 
 NAME_ADD = "taxonomy.child_label"
@@ -203,7 +203,7 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
             continue
         closest = np.argsort(-(x[members] @ centroid), kind="stable")
         examples = list(dict.fromkeys(texts[i] for i in closest if uniques[members[i]] not in with_pii))
-        examples = distinct_examples(examples, labels, params.max_examples)
+        examples = distinct_examples(examples, base.documents, params.max_examples)
         phrase = request_phrase(texts, examples[0]) if examples else []
         name = " ".join(phrase if len(phrase) >= 2 else keys).capitalize()[:80]
         description = f"{name} — requests about {', '.join(keys)} ({parent_doc['name']})."
@@ -273,34 +273,15 @@ def generate_child_labels(context: GeneratorContext) -> list[Candidate]:
     return out
 
 
-def distinct_examples(candidates: list[str], labels: dict, limit: int) -> list[str]:
+def distinct_examples(candidates: list[str], documents: dict, limit: int) -> list[str]:
     """The first ``limit`` of ``candidates`` (best first) that the curation guard accepts as a new label's
-    examples: none identical or very close (``taxonomy.term_guard``) to a name, synonym or example of
-    an ACTIVE, SHADOW or CANDIDATE label."""
+    examples: none colliding (``taxonomy.term_guard.term_conflicts``, identical or very close) with a
+    term of another routing label of the release's taxonomy (``documents``)."""
     if not candidates or limit <= 0:
         return []
-    terms = [
-        t
-        for doc in labels.values()
-        if doc.get("status") != "DEPRECATED"
-        for t in (doc.get("name", ""), *doc.get("synonyms", []), *doc.get("examples", []))
-        if t and t.strip()
-    ]
-    if not terms:
-        return candidates[:limit]
-    taken = {normalize_term(t) for t in terms}
-    embedder = get_embedder()
-    vectors = np.asarray(embedder.embed(terms), dtype=np.float32)
-    threshold = similarity_threshold()
-    out: list[str] = []
-    for start in range(0, len(candidates), 4 * limit):
-        chunk = [c for c in candidates[start : start + 4 * limit] if normalize_term(c) not in taken]
-        if chunk:
-            closest = (np.asarray(embedder.embed(chunk), dtype=np.float32) @ vectors.T).max(axis=1)
-            out.extend(c for c, cos in zip(chunk, closest, strict=True) if cos < threshold)
-        if len(out) >= limit:
-            break
-    return out[:limit]
+    view = taxonomy_view_from_documents(documents)
+    refused = {c.text for c in term_conflicts(view, label_id="", new_terms={"examples": candidates})}
+    return [c for c in candidates if c not in refused][:limit]
 
 
 def _covered_by_sibling(
@@ -457,7 +438,7 @@ def _unreached_candidate(context, orphan, rows, x, content, labels) -> Candidate
     closest = np.argsort(-(x @ np.asarray(content, dtype=x.dtype)), kind="stable")
     # a prompt that held PII supports the group but is never an example
     examples = list(dict.fromkeys(texts[i] for i in closest if cleaned[i] == texts[i]))
-    examples = distinct_examples(examples, labels, params.max_examples)
+    examples = distinct_examples(examples, base.documents, params.max_examples)
     if not examples:
         return None
     description = f"{name} — requests the content of {orphan} answers" + (

@@ -975,6 +975,9 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
                 if k
                 in (
                     "node",
+                    "episodes",
+                    "edges",
+                    "outcomes",
                     "survivor",
                     "duplicate",
                     "silhouette",

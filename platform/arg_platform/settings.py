@@ -332,7 +332,10 @@ OFFLINE_LOOP: dict[str, object] = {
         "min_sources": 3,
         "new_edge_weight": 0.7,
         "followup_s": 300,
-        "min_coactivation_support": 25,
+        "min_coactivation_support": 10,  # a floor: the follow-up share decides (edges module doc)
+        "min_coactivation_share": 0.25,
+        "min_coactivation_lift": 2.0,
+        "coactivation_z": 1.645,
         "z_low": -0.5,
         "z_weak": 0.1,
         "temperature": 1.0,

@@ -50,7 +50,13 @@ class EdgeParams(_Section):
     min_sources: int
     new_edge_weight: float
     followup_s: float
+    # co-activation: at least min_coactivation_support sessions, and the Wilson lower bound (at
+    # coactivation_z) of the share of X's follow-ups that land on Y at least min_coactivation_share and
+    # min_coactivation_lift times Y's share of all follow-ups
     min_coactivation_support: int
+    min_coactivation_share: float
+    min_coactivation_lift: float
+    coactivation_z: float
     z_low: float
     z_weak: float
     temperature: float

@@ -47,7 +47,7 @@ def collection_of(rows: list[dict[str, Any]]) -> Collection:
         log_ids=np.arange(1, len(rows) + 1),
         created=np.arange(len(rows), dtype=float),
         prompts=[r.get("prompt", f"p{i}") for i, r in enumerate(rows)],
-        sessions=np.arange(len(rows)),
+        sessions=np.array([r.get("session", i) for i, r in enumerate(rows)]),
         sources=np.array([r.get("source", i) for i, r in enumerate(rows)]),
         segments=np.zeros(len(rows), dtype=int),
         landing=np.array([code(r["path"][0]) for r in rows]),
@@ -143,6 +143,63 @@ def test_silent_routes_alone_never_promote_an_edge():
     assert support[("P", "Q", "LEADS_TO")] == 40
     assert own[("P", "Q", "LEADS_TO")] == 0.0  # no strong outcome: no evidence of its own
     assert edge_generators.generate_reinforce(_context([weak] * 40, graph)) == []
+
+
+def _sessions(turns: list[tuple[str, str]], sources: int = 5) -> list[dict[str, Any]]:
+    """Two-turn sessions, one per (first, second) node pair, each a request answered on its node."""
+    rows: list[dict[str, Any]] = []
+    for i, (first, second) in enumerate(turns):
+        for node in (first, second):
+            rows.append({"path": [node], "outcome": UnifiedOutcome.UNCERTAIN, "session": 10_000 + i})
+            rows[-1]["source"] = i % sources
+    return rows
+
+
+def _flat(names: list[str]) -> GraphData:
+    return GraphData(nodes=tuple(_node(n) for n in names), edges=())
+
+
+def test_a_follow_up_most_users_make_becomes_an_edge_before_it_is_frequent():
+    # twelve of the fourteen follow-ups after P ask Q, among sixty other follow-ups at random: a clear
+    # pattern long before a fixed count of 25
+    others = [f"T{i}" for i in range(10)]
+    names = ["P", "Q", *others]
+    rng = np.random.default_rng(4)
+    turns = [("P", "Q")] * 12 + [("P", "T0"), ("P", "T1")]
+    turns += [(others[a], others[b]) for a, b in rng.integers(0, 10, size=(60, 2)).tolist() if a != b]
+
+    [candidate] = edge_generators.generate_coactivation(_context(_sessions(turns), _flat(names)))
+
+    assert candidate.ops == (EdgeAdd("P", "Q", "RELATED_TO", 0.7, "frequent follow-up in the same session"),)
+    evidence = candidate.evidence
+    assert (evidence["support"], evidence["followups_after"]) == (12, 14)
+    assert evidence["share_lower"] >= 0.25 and evidence["share_lower"] >= 2 * evidence["base_share"]
+
+
+@pytest.mark.parametrize("scale", [1, 4])
+def test_chance_follow_ups_never_become_edges_however_busy(scale: int):
+    # users ask any of twelve topics next, at random: every pair recurs (tens of sessions each at the
+    # busier scale) but no topic draws more than its chance share of what follows another
+    names = [f"T{i}" for i in range(12)]
+    rng = np.random.default_rng(3)
+    turns = [(names[a], names[b]) for a, b in rng.integers(0, 12, size=(1000 * scale, 2)).tolist()]
+
+    assert edge_generators.generate_coactivation(_context(_sessions(turns), _flat(names))) == []
+
+
+def test_a_topic_everyone_asks_next_is_not_tied_to_any_one_node():
+    # half of all follow-ups, after whatever came first, go to Y (the rest at random): Y follows P no
+    # more often than it follows anything
+    others = [f"T{i}" for i in range(10)]
+    names = ["P", "Y", *others]
+    rng = np.random.default_rng(5)
+    turns = [
+        (first, "Y" if rng.random() < 0.5 else others[int(rng.integers(10))])
+        for first in ("P", *others)
+        for _ in range(40)
+    ]
+
+    assert edge_generators.generate_coactivation(_context(_sessions(turns), _flat(names))) == []
 
 
 def test_a_recurring_detour_becomes_a_shortcut_proposal():

@@ -11,8 +11,15 @@ a Decision; ELABORATES to an informational node sharing a label parent with the 
 Weaver's "more precise edge type"; LEADS_TO otherwise).
 
 **Co-activation** — in one session, a request ending on X is followed (within ``followup_s``) by a
-request landing on Y, often (``min_coactivation_support``, ``min_sources``), X and Y share a cluster and
-no edge joins them → ``EDGE_ADD`` X -RELATED_TO-> Y.
+request landing on Y. The test is a share, not a count: of the follow-up requests after X, the share that
+land on Y (its one-sided Wilson lower bound at ``coactivation_z``) must reach ``min_coactivation_share``
+and ``min_coactivation_lift`` times Y's share of all follow-up requests (Y follows X distinctly more
+often than it follows anything: a topic everyone asks next is tied to no one node; an effect size, so
+the many pairs tested on a busy project do not pass by the bound's chance alone). A
+count alone grows with traffic: on a busy project chance pairs reach any fixed count, and on a quiet one
+a pattern most users follow waits for weeks; a bound on the share does neither. The pattern must also
+recur — ``min_coactivation_support`` sessions from ``min_sources`` distinct sources — X and Y share a
+cluster and no edge joins them → ``EDGE_ADD`` X -RELATED_TO-> Y.
 
 **Outcome-learned weights** (REINFORCE over the whole trajectory with a STOP action) — at each node of a
 logged route the traversal chose one out-edge (or stopped at the target). The policy at node i is a
@@ -41,7 +48,7 @@ import numpy as np
 
 from review.changeset import EdgeAdd, EdgeSetWeight, weight_tier
 from review.loop.collection import UnifiedOutcome
-from review.loop.generators.base import Candidate, GeneratorContext
+from review.loop.generators.base import Candidate, GeneratorContext, wilson_lower
 
 EdgeKey = tuple[str, str, str]  # an edge's ``key``
 
@@ -135,14 +142,21 @@ def generate_coactivation(context: GeneratorContext) -> list[Candidate]:
     }
     order = np.lexsort((collection.created, collection.sessions))
     pairs: dict[tuple[int, int], list[int]] = defaultdict(list)
+    after: Counter[int] = Counter()  # follow-up requests after a request ending on X (X itself included)
+    landed: Counter[int] = Counter()  # follow-up requests landing on Y
     for a, b in zip(order[:-1].tolist(), order[1:].tolist(), strict=True):
         if collection.sessions[a] != collection.sessions[b]:
             continue
         if collection.created[b] - collection.created[a] > params.followup_s:
             continue
         x_at, y_at = int(collection.target[a]), int(collection.landing[b])
-        if x_at >= 0 and y_at >= 0 and x_at != y_at:
+        if x_at < 0 or y_at < 0:
+            continue
+        after[x_at] += 1
+        landed[y_at] += 1
+        if x_at != y_at:
             pairs[(x_at, y_at)].append(b)
+    followups = sum(landed.values())
     out: list[Candidate] = []
     for (x_code, y_code), rows in sorted(pairs.items()):
         x, y = collection.node_names[x_code], collection.node_names[y_code]
@@ -153,6 +167,11 @@ def generate_coactivation(context: GeneratorContext) -> list[Candidate]:
         sources = len({int(collection.sources[r]) for r in rows})
         if len(rows) < params.min_coactivation_support or sources < params.min_sources:
             continue
+        share = len(rows) / after[x_code]
+        lower = wilson_lower(len(rows), after[x_code], params.coactivation_z)
+        base_share = landed[y_code] / followups
+        if lower < max(params.min_coactivation_share, params.min_coactivation_lift * base_share):
+            continue
         if not set(nodes[x].clusters) & set(nodes[y].clusters):
             continue
         op = EdgeAdd(x, y, "RELATED_TO", params.new_edge_weight, "frequent follow-up in the same session")
@@ -160,12 +179,20 @@ def generate_coactivation(context: GeneratorContext) -> list[Candidate]:
             Candidate(
                 kind="EDGE_ADD",
                 title=f"Relate {x} → {y}",
-                summary=f"{len(rows)} sessions ({sources} sources) ask about {y} right after {x}",
+                summary=(
+                    f"{len(rows)} of the {after[x_code]} follow-up requests after {x} ({share:.0%}, lower "
+                    f"bound {lower:.0%}; {sources} sources) ask about {y}, which draws {base_share:.0%} of "
+                    "all follow-up requests"
+                ),
                 ops=(op,),
                 evidence={
                     "pattern": "coactivation",
                     "support": len(rows),
                     "sources": sources,
+                    "followups_after": after[x_code],
+                    "share": round(share, 4),
+                    "share_lower": round(lower, 4),
+                    "base_share": round(base_share, 4),
                     "log_ids": context.log_refs(rows),
                 },
                 generator={"name": NAME_COACTIVATION, "version": VERSION, "params": params.as_json()},

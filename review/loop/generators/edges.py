@@ -15,11 +15,11 @@ request landing on Y. The test is a share, not a count: of the follow-up request
 land on Y (its one-sided Wilson lower bound at ``coactivation_z``) must reach ``min_coactivation_share``
 and ``min_coactivation_lift`` times Y's share of all follow-up requests (Y follows X distinctly more
 often than it follows anything: a topic everyone asks next is tied to no one node; an effect size, so
-the many pairs tested on a busy project do not pass by the bound's chance alone). A
-count alone grows with traffic: on a busy project chance pairs reach any fixed count, and on a quiet one
-a pattern most users follow waits for weeks; a bound on the share does neither. The pattern must also
-recur — ``min_coactivation_support`` sessions from ``min_sources`` distinct sources — X and Y share a
-cluster and no edge joins them → ``EDGE_ADD`` X -RELATED_TO-> Y.
+the many pairs tested on a busy project do not pass by the bound's chance alone). A count alone grows
+with traffic: on a busy project chance pairs reach any fixed count, and on a quiet one a pattern most
+users follow waits for weeks; a bound on the share does neither. The pattern must also recur —
+``min_coactivation_support`` sessions from ``min_sources`` distinct sources — X and Y share a cluster and
+no edge joins them → ``EDGE_ADD`` X -RELATED_TO-> Y.
 
 **Outcome-learned weights** (REINFORCE over the whole trajectory with a STOP action) — at each node of a
 logged route the traversal chose one out-edge (or stopped at the target). The policy at node i is a

@@ -55,7 +55,7 @@ EdgeKey = tuple[str, str, str]  # an edge's ``key``
 NAME_DETOUR = "edge.detour"
 NAME_COACTIVATION = "edge.coactivation"
 NAME_REINFORCE = "edge.reinforce"
-VERSION = "1"
+VERSION = "2"  # 2: co-activation judged by the follow-up share (module doc)
 GOOD = (UnifiedOutcome.CONFIRMED, UnifiedOutcome.UNCERTAIN)
 PASS_THROUGH = frozenset({"Decision", "Shortcut"})  # terminal types end a route by rule, not by choice
 

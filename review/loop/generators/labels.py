@@ -280,8 +280,14 @@ def distinct_examples(candidates: list[str], documents: dict, limit: int) -> lis
     if not candidates or limit <= 0:
         return []
     view = taxonomy_view_from_documents(documents)
-    refused = {c.text for c in term_conflicts(view, label_id="", new_terms={"examples": candidates})}
-    return [c for c in candidates if c not in refused][:limit]
+    out: list[str] = []
+    for start in range(0, len(candidates), 4 * limit):  # best first: most groups need only the first chunk
+        chunk = candidates[start : start + 4 * limit]
+        refused = {c.text for c in term_conflicts(view, label_id="", new_terms={"examples": chunk})}
+        out.extend(c for c in chunk if c not in refused)
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def _covered_by_sibling(

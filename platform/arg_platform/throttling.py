@@ -136,14 +136,17 @@ class SqliteCounterStore:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")  # (set up with the default busy wait, once)
-            conn.execute("PRAGMA synchronous=OFF")
-            conn.execute(
+            conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
+            # Processes opening a new file at once contend for the lock that switching to WAL and creating
+            # the table take; SQLite refuses one of them at once (a deadlock, no busy wait): retried too.
+            self._execute(conn, "PRAGMA journal_mode=WAL", {})
+            self._execute(conn, "PRAGMA synchronous=OFF", {})
+            self._execute(
+                conn,
                 "CREATE TABLE IF NOT EXISTS rate_counter (key TEXT PRIMARY KEY, window INTEGER NOT NULL, "
-                "current INTEGER NOT NULL, previous INTEGER NOT NULL)"
+                "current INTEGER NOT NULL, previous INTEGER NOT NULL)",
+                {},
             )
-            conn.execute("PRAGMA busy_timeout = 0")
             self._local.conn = conn
         return conn
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import sqlite3
 import threading
 import uuid
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.test import APIClient
 
 from arg_platform.metrics import metrics_payload
-from arg_platform.throttling import Rate, counter_store, rate_check, rate_parse
+from arg_platform.throttling import Rate, SqliteCounterStore, counter_store, rate_check, rate_parse
 from inference.models import InferenceLog
 from projects.services import api_token_create
 
@@ -134,6 +137,34 @@ def test_sqlite_counters_lose_no_count_under_concurrent_requests(settings):
         thread.join()
     assert len(verdicts) == 200
     assert verdicts.count(True) == 150  # no lost update: a non-atomic read-modify-write allows more
+
+
+def _first_check(path: str, start, failures) -> None:  # (in a forked process)
+    store = SqliteCounterStore(Path(path))
+    start.wait()
+    try:
+        store.check("k", Rate(100, 60, "100/min"), 100, 1.0)
+    except sqlite3.Error as exc:
+        failures.put(repr(exc))
+
+
+def test_sqlite_counters_set_up_a_new_file_from_many_processes_at_once(tmp_path):
+    """Gunicorn's workers take their first requests together: each opens the new counter file, switches
+    it to WAL and creates the table while the others do. None fails, and every request is counted."""
+    fork = multiprocessing.get_context("fork")
+    for round_ in range(30):
+        path = tmp_path / f"r{round_}" / "ratelimit.sqlite3"
+        start, failures = fork.Barrier(8), fork.Queue()
+        workers = [fork.Process(target=_first_check, args=(str(path), start, failures)) for _ in range(8)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=60)
+        assert [worker.exitcode for worker in workers] == [0] * 8
+        assert failures.empty(), failures.get()
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+            assert conn.execute("SELECT current FROM rate_counter WHERE key = 'k'").fetchone() == (8,)
 
 
 @pytest.mark.parametrize(

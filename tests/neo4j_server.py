@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -52,6 +53,7 @@ def neo4j_connection() -> Neo4jConnection:
     if _started is not None:
         return _started
     folder = Path(tempfile.mkdtemp(prefix="arg-test-neo4j-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # (after stop_neo4j: handlers run LIFO)
     ready, log = folder / "ready", folder / "wrapper.log"
     # The wrapper writes the connection to `ready`, then waits; TERM to its group stops the server.
     _process = subprocess.Popen(

@@ -375,7 +375,9 @@ OFFLINE_LOOP: dict[str, object] = {
     # review.loop.generators.lifecycle: obsolescence, DEPRECATED → REMOVED, label re-attachment (§3.5,
     # §3.2.4). observation_days and idle_days are read from the night's logs: keep them ≤ window_days.
     "lifecycle": {
-        "min_landings": 20,  # outcome-bearing landings before negatives count
+        # outcome-bearing landings before negatives count: a floor only, the Wilson bound weighs the evidence
+        # (10 of 10 failing is a lower bound of 0.79; 8 of 10, 0.54)
+        "min_landings": 10,
         "min_nights": 3,  # distinct days with negative outcomes: persistent, not one bad evening
         "negative_share": 0.5,  # Wilson lower bound (at z) of the negative share
         "z": 1.645,

@@ -329,9 +329,9 @@ def test_negatives_on_a_single_night_or_too_few_landings_propose_nothing(tmp_pat
     from inference.models import InferenceLog
 
     InferenceLog.objects.filter(project=project).delete()
-    _negative_traffic(project, release, days=4, per_day=4, negative_every=5)  # 16 < min_landings
+    _negative_traffic(project, release, days=4, per_day=2, negative_every=5)  # 8 < min_landings
     assert proposed() == []
-    _negative_traffic(project, release, days=4, per_day=2, negative_every=5)  # 24 landings, 4 nights
+    _negative_traffic(project, release, days=4, per_day=1, negative_every=5)  # 12 landings, 4 nights
     assert proposed() == ["N-invoice-archive"]
 
 

@@ -128,8 +128,7 @@ def test_three_simulated_days_deprecate_the_retired_action_and_consolidate_the_u
 
     settings.REVIEW_EMAIL = False
     settings.REVIEW_WEBHOOK_URL = ""
-    # 500 requests a night (the command's default): at 400 the retired action gets 19 outcome-bearing
-    # landings in this test's three days, one under min_landings (see docs/benchmarks.md)
+    # 500 requests a night (the command's default)
     report = simulate(seed=1, nights=3, requests=500, poison_episodes=5)
 
     days = {

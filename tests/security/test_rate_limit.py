@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import sqlite3
 import threading
@@ -162,7 +163,7 @@ def test_sqlite_counters_set_up_a_new_file_from_many_processes_at_once(tmp_path)
             worker.join(timeout=60)
         assert [worker.exitcode for worker in workers] == [0] * 8
         assert failures.empty(), failures.get()
-        with sqlite3.connect(path) as conn:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
             assert conn.execute("SELECT current FROM rate_counter WHERE key = 'k'").fetchone() == (8,)
 

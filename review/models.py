@@ -24,7 +24,7 @@ class ProposalKind(models.TextChoices):
     LABEL_ADD = "LABEL_ADD"  # child-label-first taxonomy addition (CANDIDATE → SHADOW)
     LABEL_PROMOTE = "LABEL_PROMOTE"  # SHADOW → ACTIVE after shadow evaluation
     NODE_ADD = "NODE_ADD"  # new semantic node from episodic memory (InfoUnit-first)
-    OBSOLESCENCE = "OBSOLESCENCE"  # persistent negatives or no traffic over a window → DEPRECATED
+    OBSOLESCENCE = "OBSOLESCENCE"  # persistent failures or no traffic over a window → DEPRECATED
     NODE_REMOVE = "NODE_REMOVE"  # DEPRECATED past its observation window, no alias traffic → REMOVED
     LABEL_REATTACH = "LABEL_REATTACH"  # a label's traffic sits closer to another cluster → moved there
 

@@ -1001,10 +1001,10 @@ def _score(report: Report, world: World, judge: Judge, harness: Harness) -> None
                     "gap_lower",
                     "closer_share",
                     "trigger",
-                    "negative",
+                    "failures",
                     "landings_with_outcome",
-                    "negative_share_lower",
-                    "negative_days",
+                    "failure_share_lower",
+                    "failure_days",
                     "replacement",
                 )
             },

@@ -41,7 +41,7 @@ retired-action   *(--lifecycle)* a second node carries the intent's label: an Ac
 The last two are planted only with ``lifecycle=True`` (``manage.py bench_loop_real --lifecycle``), after
 every other draw and never on an intent another defect uses as a neighbour, so the other defects of a
 seed are the same with or without them (issue 25's worlds stay as they were). Their generators need
-time: OBSOLESCENCE from persistent negatives wants negatives on ``min_nights`` distinct days, so with
+time: OBSOLESCENCE from persistent failures wants failures on ``min_nights`` distinct days, so with
 ``--lifecycle`` the runner puts night *k* of *K* on day *k* (``bench.loop_real.runner.night_shift``).
 Consolidation (a NODE_ADD from many users' memory writes) is not planted: CLINC traffic writes no
 memory; ``simulate_offline`` keeps that defect.

@@ -375,11 +375,11 @@ OFFLINE_LOOP: dict[str, object] = {
     # review.loop.generators.lifecycle: obsolescence, DEPRECATED → REMOVED, label re-attachment (§3.5,
     # §3.2.4). observation_days and idle_days are read from the night's logs: keep them ≤ window_days.
     "lifecycle": {
-        # outcome-bearing landings before negatives count: a floor only, the Wilson bound weighs the evidence
+        # outcome-bearing landings before failures count: a floor only, the Wilson bound weighs the evidence
         # (10 of 10 failing is a lower bound of 0.79; 8 of 10, 0.54)
         "min_landings": 10,
-        "min_nights": 3,  # distinct days with negative outcomes: persistent, not one bad evening
-        "negative_share": 0.5,  # Wilson lower bound (at z) of the negative share
+        "min_nights": 3,  # distinct days with failures: persistent, not one bad evening
+        "negative_share": 0.5,  # Wilson lower bound (at z) of the failure share (silence is no failure)
         "z": 1.645,
         "idle_days": 7,  # no traffic at all that long …
         "min_door_traffic": 10,  # … while its labels brought this many requests

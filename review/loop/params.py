@@ -102,9 +102,9 @@ class MemoryParams(_Section):
 class LifecycleParams(_Section):
     """Obsolescence, removal and label re-attachment (``review.loop.generators.lifecycle``)."""
 
-    # OBSOLESCENCE from persistent negatives: at least min_landings outcome-bearing landings, negatives on
-    # at least min_nights distinct days, and the one-sided Wilson lower bound (at z) of the negative
-    # share at least negative_share
+    # OBSOLESCENCE from persistent failures: at least min_landings outcome-bearing landings, failures
+    # (silence is none) on at least min_nights distinct days, and the one-sided Wilson lower bound (at z)
+    # of the failure share at least negative_share
     min_landings: int
     min_nights: int
     negative_share: float

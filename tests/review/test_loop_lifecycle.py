@@ -225,11 +225,21 @@ def _active_state(project: Any) -> Any:
 
 
 def _negative_traffic(
-    project: Any, release: Any, *, days: int, per_day: int, negative_every: int, landing: str | None = None
+    project: Any,
+    release: Any,
+    *,
+    days: int,
+    per_day: int,
+    negative_every: int,
+    landing: str | None = None,
+    silent: bool = False,
+    status: str = "INFO_LOW_CONFIDENCE",
 ) -> None:
-    """Requests ending on N-invoice-archive (from ``landing`` when given), most of them negative: ``days``
-    calendar days, each request between 03:00 and 22:00 of its day (23:00 of a day at most 48 h back is
-    the anchor, so no day's requests cross midnight whatever the hour the test runs)."""
+    """Requests ending on N-invoice-archive (from ``landing`` when given), all but every
+    ``negative_every``-th of them answered with ``status`` (by default a low-confidence answer the user
+    reports: a FAILURE; ``silent``, nobody says anything), the rest confirmed: ``days`` calendar days,
+    each request between 03:00 and 22:00 of its day (23:00 of a day at most 48 h back is the anchor, so
+    no day's requests cross midnight whatever the hour the test runs)."""
     now = (timezone.now() - timedelta(hours=24)).replace(hour=23, minute=0, second=0, microsecond=0)
     n = 0
     for day in range(days):
@@ -242,8 +252,8 @@ def _negative_traffic(
                 prompt=INVOICE_PROMPTS[n % len(INVOICE_PROMPTS)],
                 target="N-invoice-archive",
                 at=now - timedelta(days=day, hours=1 + i % 20),
-                status="INFO_LOW_CONFIDENCE" if bad else "INFO_CONFIRMED_SUCCESS",
-                silent=False,
+                status=status if bad else "INFO_CONFIRMED_SUCCESS",
+                silent=silent and bad,
                 user=f"u{n % 7}",
                 landing=landing,
             )
@@ -265,8 +275,8 @@ def test_persistent_negatives_over_several_nights_are_proposed_deprecated_and_a_
     negatives = Proposal.objects.filter(project=project, kind="OBSOLESCENCE", evidence__trigger="negatives")
     assert [p.evidence["node"] for p in negatives] == ["N-invoice-archive"]
     proposal = _proposal(project, "OBSOLESCENCE", "N-invoice-archive")
-    assert proposal.evidence["trigger"] == "negatives" and proposal.evidence["negative_days"] == 4
-    assert proposal.evidence["negative_share_lower"] >= 0.5
+    assert proposal.evidence["trigger"] == "negatives" and proposal.evidence["failure_days"] == 4
+    assert proposal.evidence["failure_share_lower"] >= 0.5
     assert proposal.replay.get("score") is not None and proposal.confidence_bin  # replayed and binned
     assert proposal.status == "PENDING_REVIEW", proposal.replay.get("bin_reason")
     ops = proposal.changeset
@@ -282,7 +292,7 @@ def test_persistent_negatives_over_several_nights_are_proposed_deprecated_and_a_
     proposal.refresh_from_db()
     assert proposal.status == "APPLIED" and job["result"]["release"] == proposal.applied_release.version
     node = _active_state(project).nodes["N-invoice-archive"]
-    assert node.status == "DEPRECATED" and "persistent negative" in node.status_reason
+    assert node.status == "DEPRECATED" and "persistent failures" in node.status_reason
 
 
 @pytest.mark.worker
@@ -333,6 +343,57 @@ def test_negatives_on_a_single_night_or_too_few_landings_propose_nothing(tmp_pat
     assert proposed() == []
     _negative_traffic(project, release, days=4, per_day=1, negative_every=5)  # 12 landings, 4 nights
     assert proposed() == ["N-invoice-archive"]
+
+
+def test_only_reported_failures_condemn_a_node_and_silent_answers_count_as_landings_that_did_not_fail(
+    tmp_path, fresh_snapshots
+):
+    from inference.models import InferenceLog
+    from review.loop.collection import collect
+    from review.loop.generators.base import GeneratorContext
+    from review.loop.generators.lifecycle import generate_obsolescence
+    from review.loop.params import loop_params
+    from review.loop.shadow import BaseRelease
+
+    project, release = _release(tmp_path, days_ago=10)
+    base = BaseRelease.load(release)
+
+    def proposed() -> list[Any]:
+        context = GeneratorContext(
+            project=project,
+            base=base,
+            collection=collect(project=project, node_ids=base.arrays.node_ids),
+            params=loop_params(),
+            seed=1,
+        )
+        return [c for c in generate_obsolescence(context) if c.evidence["trigger"] == "negatives"]
+
+    # 32 landings over 4 days, 26 of them low-confidence answers nobody reported: the router's doubt,
+    # not a collapse of the node
+    _negative_traffic(project, release, days=4, per_day=8, negative_every=5, silent=True)
+    assert proposed() == []
+
+    # the same answers, reported by their users: 26 failures of 32
+    InferenceLog.objects.filter(project=project).delete()
+    _negative_traffic(project, release, days=4, per_day=8, negative_every=5)
+    [candidate] = proposed()
+    assert (candidate.evidence["landings_with_outcome"], candidate.evidence["failures"]) == (32, 26)
+    assert candidate.evidence["outcomes"] == {"CONFIRMED": 6, "FAILURE": 26}
+    assert candidate.evidence["failure_days"] == 4 and candidate.evidence["failure_share_lower"] >= 0.5
+
+    # 12 reported failures over 3 days among 35 landings whose other answers went unchallenged: no collapse
+    InferenceLog.objects.filter(project=project).delete()
+    _negative_traffic(project, release, days=3, per_day=5, negative_every=5)
+    _negative_traffic(
+        project,
+        release,
+        days=4,
+        per_day=5,
+        negative_every=10**6,
+        status="INFO_UNCERTAIN_SUCCESS",
+        silent=True,
+    )
+    assert proposed() == []
 
 
 def test_a_reachable_node_without_traffic_for_the_idle_window_is_proposed_deprecated(

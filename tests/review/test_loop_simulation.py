@@ -141,10 +141,10 @@ def test_three_simulated_days_deprecate_the_retired_action_and_consolidate_the_u
     assert report.autocommits == 0 and report.silence_autocommits == 0 and report.poisoning_autocommits == 0
     assert report.accuracy_after > report.accuracy_before
 
-    # Persistent negatives on three days deprecate the retired action (night 3); the expert applies it.
+    # Persistent failures on three days deprecate the retired action (night 3); the expert applies it.
     [obsolete] = Proposal.objects.filter(kind="OBSOLESCENCE", project__slug="sim-orbit")
     assert report.matched["obsolete"] == [obsolete.pk]
-    assert obsolete.evidence["trigger"] == "negatives" and obsolete.evidence["negative_days"] == 3
+    assert obsolete.evidence["trigger"] == "negatives" and obsolete.evidence["failure_days"] == 3
     assert obsolete.evidence["node"] == "N-domain-verify-legacy"
     assert obsolete.confidence_bin == "MID_CONF" and obsolete.status == "APPLIED"
 

@@ -6,13 +6,16 @@ names it.
 
 **OBSOLESCENCE** (§3.5.3, fast deprecation) — an ACTIVE node is proposed DEPRECATED when either
 
-* *persistent negative outcomes*: among the window's interactions that ended on the node (its target:
-  an outcome judges the answer or action that ended the route, not a Decision it passed on the way or
-  the landing point it started from) at least ``min_landings`` carry an outcome (CONFIRMED, UNCERTAIN,
-  LOW_CONFIDENCE or FAILURE);
-  the negative ones (LOW_CONFIDENCE + FAILURE) fall on at least ``min_nights`` distinct days; and the
-  one-sided Wilson lower bound at ``z`` of the negative share reaches ``negative_share`` — a bound, so a
-  handful of bad answers never qualifies and the same share qualifies with more evidence; or
+* *persistent failures*: among the window's interactions that ended on the node (its target: an
+  outcome judges the answer or action that ended the route, not a Decision it passed on the way or the
+  landing point it started from) at least ``min_landings`` carry an outcome (CONFIRMED, UNCERTAIN,
+  LOW_CONFIDENCE or FAILURE); the FAILUREs — a failed action, or an answer a user reported — fall on
+  at least ``min_nights`` distinct days; and the one-sided Wilson lower bound at ``z`` of the failure
+  share of those landings reaches ``negative_share`` — a bound, so a handful of bad answers never
+  qualifies and the same share qualifies with more evidence. A silent landing counts as a landing
+  that did not fail: silence never confirms (§2.9.7), and here it never condemns either — a
+  low-confidence answer nobody reported is the router's own doubt, often two nodes competing for one
+  intent, not a collapse of the node — so a deprecation never rests on silence; or
 * *no traffic*: over the last ``idle_days`` no interaction landed on it, ended on it or passed through
   it, although it was *reachable* all that time: ACTIVE already in the release that served
   ``idle_days`` ago, and carrying an ACTIVE label the weaver chose for at least ``min_door_traffic``
@@ -82,9 +85,8 @@ logger = logging.getLogger(__name__)
 NAME_OBSOLESCENCE = "lifecycle.obsolescence"
 NAME_REMOVAL = "lifecycle.removal"
 NAME_REATTACH = "lifecycle.reattach"
-VERSION = "1"
+VERSION = "2"
 DAY_S = 86_400.0
-NEGATIVE = (int(UnifiedOutcome.LOW_CONFIDENCE), int(UnifiedOutcome.FAILURE))
 WITH_OUTCOME = (
     int(UnifiedOutcome.CONFIRMED),
     int(UnifiedOutcome.UNCERTAIN),
@@ -144,7 +146,7 @@ def _clipped(context: GeneratorContext, days: float, what: str) -> bool:
 
 
 def generate_obsolescence(context: GeneratorContext) -> list[Candidate]:
-    """OBSOLESCENCE proposals: persistent negatives, or no traffic while reachable (module doc)."""
+    """OBSOLESCENCE proposals: persistent failures, or no traffic while reachable (module doc)."""
     params = context.params.lifecycle
     base, collection = context.base, context.collection
     out: list[Candidate] = []
@@ -214,26 +216,26 @@ def _negatives(context: GeneratorContext, node: Any, served: np.ndarray) -> Cand
         return None
     outcomes = collection.outcome[served]
     with_outcome = served[np.isin(outcomes, WITH_OUTCOME)]
-    negative = served[np.isin(outcomes, NEGATIVE)]
-    n, k = int(with_outcome.size), int(negative.size)
+    failed = served[outcomes == int(UnifiedOutcome.FAILURE)]
+    n, k = int(with_outcome.size), int(failed.size)
     if n < params.min_landings:
         return None
-    nights = sorted({int(t // DAY_S) for t in collection.created[negative].tolist()})
+    nights = sorted({int(t // DAY_S) for t in collection.created[failed].tolist()})
     lower = wilson_lower(k, n, params.z)
     if len(nights) < params.min_nights or lower < params.negative_share:
         return None
     counts = Counter(UnifiedOutcome(int(o)).name for o in collection.outcome[with_outcome].tolist())
     reason = (
-        f"persistent negative outcomes: {k}/{n} landings negative on {len(nights)} days "
+        f"persistent failures: {k}/{n} landings failed on {len(nights)} days "
         f"(lower bound {lower:.2f} ≥ {params.negative_share})"
     )
     ops, replaced = _deprecation_ops(context, node, reason)
     return Candidate(
         kind="OBSOLESCENCE",
-        title=f"Deprecate {node.node_id} {node.title!r}: persistent negative outcomes",
+        title=f"Deprecate {node.node_id} {node.title!r}: persistent failures",
         summary=(
-            f"{k} of {n} interactions it served ended negative (low confidence or failure), on {len(nights)} "
-            f"different days; the negative share is at least {lower:.0%} at z={params.z}"
+            f"{k} of {n} interactions it served failed (a failed action or a reported answer), on "
+            f"{len(nights)} different days; the failure share is at least {lower:.0%} at z={params.z}"
             + (f"; memories redirect to {replaced['replacement']}" if replaced["replacement"] else "")
         ),
         ops=ops,
@@ -241,13 +243,13 @@ def _negatives(context: GeneratorContext, node: Any, served: np.ndarray) -> Cand
             "trigger": "negatives",
             "node": node.node_id,
             "landings_with_outcome": n,
-            "negative": k,
-            "negative_share": round(k / n, 4),
-            "negative_share_lower": round(lower, 4),
-            "negative_days": len(nights),
+            "failures": k,
+            "failure_share": round(k / n, 4),
+            "failure_share_lower": round(lower, 4),
+            "failure_days": len(nights),
             "outcomes": dict(sorted(counts.items())),
             **replaced,
-            "log_ids": context.log_refs(negative.tolist()),
+            "log_ids": context.log_refs(failed.tolist()),
         },
         generator={"name": NAME_OBSOLESCENCE, "version": VERSION, "params": params.as_json()},
         zone_rows=tuple(int(r) for r in served.tolist()),

@@ -221,6 +221,25 @@ def _active_state(project: Any) -> Any:
     return BaseRelease.load(Release.objects.get(project=project, is_active=True))
 
 
+def _deprecations_from_failures(project: Any, release: Any) -> list[Any]:
+    """The OBSOLESCENCE candidates from persistent failures the generator makes on ``project``'s logs."""
+    from review.loop.collection import collect
+    from review.loop.generators.base import GeneratorContext
+    from review.loop.generators.lifecycle import generate_obsolescence
+    from review.loop.params import loop_params
+    from review.loop.shadow import BaseRelease
+
+    base = BaseRelease.load(release)
+    context = GeneratorContext(
+        project=project,
+        base=base,
+        collection=collect(project=project, node_ids=base.arrays.node_ids),
+        params=loop_params(),
+        seed=1,
+    )
+    return [c for c in generate_obsolescence(context) if c.evidence["trigger"] == "negatives"]
+
+
 # --- OBSOLESCENCE ---------------------------------------------------------------------------------
 
 
@@ -313,27 +332,11 @@ def test_the_nightly_task_on_a_real_worker_proposes_the_deprecation(tmp_path, fr
 
 
 def test_negatives_on_a_single_night_or_too_few_landings_propose_nothing(tmp_path, fresh_snapshots):
-    from review.loop.collection import collect
-    from review.loop.generators.base import GeneratorContext
-    from review.loop.generators.lifecycle import generate_obsolescence
-    from review.loop.params import loop_params
-    from review.loop.shadow import BaseRelease
-
     project, release = _release(tmp_path, days_ago=10)
     _negative_traffic(project, release, days=1, per_day=30, negative_every=5)  # one bad evening
-    base = BaseRelease.load(release)
 
     def proposed() -> list[str]:
-        context = GeneratorContext(
-            project=project,
-            base=base,
-            collection=collect(project=project, node_ids=base.arrays.node_ids),
-            params=loop_params(),
-            seed=1,
-        )
-        return [
-            c.evidence["node"] for c in generate_obsolescence(context) if c.evidence["trigger"] == "negatives"
-        ]
+        return [c.evidence["node"] for c in _deprecations_from_failures(project, release)]
 
     assert proposed() == []
     from inference.models import InferenceLog
@@ -349,34 +352,18 @@ def test_only_reported_failures_condemn_a_node_and_silent_answers_count_as_landi
     tmp_path, fresh_snapshots
 ):
     from inference.models import InferenceLog
-    from review.loop.collection import collect
-    from review.loop.generators.base import GeneratorContext
-    from review.loop.generators.lifecycle import generate_obsolescence
-    from review.loop.params import loop_params
-    from review.loop.shadow import BaseRelease
 
     project, release = _release(tmp_path, days_ago=10)
-    base = BaseRelease.load(release)
-
-    def proposed() -> list[Any]:
-        context = GeneratorContext(
-            project=project,
-            base=base,
-            collection=collect(project=project, node_ids=base.arrays.node_ids),
-            params=loop_params(),
-            seed=1,
-        )
-        return [c for c in generate_obsolescence(context) if c.evidence["trigger"] == "negatives"]
 
     # 32 landings over 4 days, 26 of them low-confidence answers nobody reported: the router's doubt,
     # not a collapse of the node
     _negative_traffic(project, release, days=4, per_day=8, negative_every=5, silent=True)
-    assert proposed() == []
+    assert _deprecations_from_failures(project, release) == []
 
     # the same answers, reported by their users: 26 failures of 32
     InferenceLog.objects.filter(project=project).delete()
     _negative_traffic(project, release, days=4, per_day=8, negative_every=5)
-    [candidate] = proposed()
+    [candidate] = _deprecations_from_failures(project, release)
     assert (candidate.evidence["landings_with_outcome"], candidate.evidence["failures"]) == (32, 26)
     assert candidate.evidence["outcomes"] == {"CONFIRMED": 6, "FAILURE": 26}
     assert candidate.evidence["failure_days"] == 4 and candidate.evidence["failure_share_lower"] >= 0.5
@@ -393,7 +380,7 @@ def test_only_reported_failures_condemn_a_node_and_silent_answers_count_as_landi
         status="INFO_UNCERTAIN_SUCCESS",
         silent=True,
     )
-    assert proposed() == []
+    assert _deprecations_from_failures(project, release) == []
 
 
 def test_a_reachable_node_without_traffic_for_the_idle_window_is_proposed_deprecated(

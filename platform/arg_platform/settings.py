@@ -348,6 +348,9 @@ OFFLINE_LOOP: dict[str, object] = {
         "min_edge_support": 10,
         "min_strong_support": 5,
         "min_weight_delta": 0.15,
+        "veto_z": 1.645,
+        "min_veto_outcomes": 10,
+        "veto_weight": -0.5,
     },
     "labels": {
         "max_prompts": 2000,

@@ -69,6 +69,11 @@ class EdgeParams(_Section):
     min_edge_support: int
     min_strong_support: int
     min_weight_delta: float
+    # the veto (edges module doc): the Wilson upper bound at veto_z of an edge's success share, over at
+    # least min_veto_outcomes strong outcomes, below the project's; a vetoed edge goes to veto_weight
+    veto_z: float
+    min_veto_outcomes: int
+    veto_weight: float
 
 
 @dataclass(frozen=True)

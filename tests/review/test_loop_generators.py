@@ -108,9 +108,19 @@ def _context(rows: list[dict[str, Any]], graph: GraphData = CAPACITY) -> Generat
     )
 
 
-def test_reinforce_inhibits_a_stale_edge_and_gives_its_mass_to_the_alternative():
+def _answered(node: str, outcome: int, n: int) -> list[dict[str, Any]]:
+    """``n`` requests landing on ``node`` and answered there (no move), each with ``outcome``."""
+    return [{"path": [node], "outcome": outcome, "source": i % 5} for i in range(n)]
+
+
+def _via_pq(outcome: int, n: int) -> list[dict[str, Any]]:
+    """``n`` requests routed P → Q, each with ``outcome``."""
     stale = {"path": ["P", "Q"], "edges": [["P", "Q", "LEADS_TO"]], "kind": "ACTION"}
-    rows = [{**stale, "outcome": UnifiedOutcome.FAILURE, "source": i % 5} for i in range(30)]
+    return [{**stale, "outcome": outcome, "source": i % 5} for i in range(n)]
+
+
+def test_reinforce_inhibits_a_stale_edge_and_gives_its_mass_to_the_alternative():
+    rows = _via_pq(UnifiedOutcome.FAILURE, 30) + _answered("R", UnifiedOutcome.CONFIRMED, 30)
 
     [candidate] = edge_generators.generate_reinforce(_context(rows))
 
@@ -119,6 +129,39 @@ def test_reinforce_inhibits_a_stale_edge_and_gives_its_mass_to_the_alternative()
     assert weights[("P", "Q")][0] == 0.9 and weights[("P", "Q")][1] <= -0.01
     assert weights[("P", "R")][0] == 0.3 and weights[("P", "R")][1] >= 0.6
     assert candidate.evidence["episodes"] == 30
+    [veto] = [e["veto"] for e in candidate.evidence["edges"] if "veto" in e]
+    assert veto["confirmed"] == 0 and veto["failed"] == 30
+    assert veto["success_upper"] < veto["project_success"] == 0.5
+
+
+def test_an_edge_that_ends_as_well_as_the_project_is_not_demoted_however_busy_it_is():
+    """The learner's step grows with the count of failures over confirmations, so the old rule demoted
+    this edge, and further with more traffic; its success share is the project's, so the veto does not
+    fire at any volume."""
+    for scale in (1, 2, 4):
+        rows = _via_pq(UnifiedOutcome.FAILURE, 33 * scale) + _via_pq(UnifiedOutcome.CONFIRMED, 27 * scale)
+        learned, _, _, own = edge_generators.learn_weights(_context(rows))
+        assert learned[("P", "Q", "LEADS_TO")] < 0.6 - 0.15  # the learner alone would demote it
+        assert own[("P", "Q", "LEADS_TO")] < 0
+        assert edge_generators.vetoed_edges(_context(rows)) == {}
+        assert edge_generators.generate_reinforce(_context(rows)) == []
+
+
+def test_the_veto_needs_a_share_significantly_below_the_projects():
+    """12 failures of 20 against a project that succeeds 80 % of the time: the bound is below it.
+    The same 12 of 20 in a project that succeeds 45 % of the time: it is not. Fewer than
+    ``min_veto_outcomes`` strong outcomes never veto."""
+    edge = ("P", "Q", "LEADS_TO")
+    edge_rows = _via_pq(UnifiedOutcome.FAILURE, 12) + _via_pq(UnifiedOutcome.CONFIRMED, 8)
+    busy_good = _answered("R", UnifiedOutcome.CONFIRMED, 200) + _answered("R", UnifiedOutcome.FAILURE, 30)
+    busy_poor = _answered("R", UnifiedOutcome.CONFIRMED, 90) + _answered("R", UnifiedOutcome.FAILURE, 120)
+
+    assert set(edge_generators.vetoed_edges(_context(edge_rows + busy_good))) == {edge}
+    assert edge_generators.vetoed_edges(_context(edge_rows + busy_poor)) == {}
+    few = _via_pq(UnifiedOutcome.FAILURE, 9)
+    assert edge_generators.vetoed_edges(_context(few + busy_good)) == {}
+    silent = [{**r, "outcome": UnifiedOutcome.LOW_CONFIDENCE} for r in _via_pq(0, 40)]
+    assert edge_generators.vetoed_edges(_context(silent + busy_good)) == {}
 
 
 def test_reinforce_never_demotes_an_edge_whose_own_routes_end_well():

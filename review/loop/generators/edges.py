@@ -33,10 +33,21 @@ is not a choice. Within-episode damping multiplies an edge reused k times in the
 habitual 0.2–0.6, dormant < 0.2, inhibitory ≤ −0.01 (a hard veto). For each node whose *traversed*
 out-edges change tier by at least ``min_weight_delta``, one proposal carries all of that node's
 evidence-backed changes — the edges taken at least ``min_edge_support`` times whose own episodes ended
-the way the change goes (a demotion needs a negative mean *strong* outcome, a promotion a positive one,
-over at least ``min_strong_support`` strong outcomes: silence alone never moves a weight), and the
-node's siblings that receive the mass an inhibited edge loses (the policy gradient reallocates probability, it does not
-inflate): ``EDGE_INHIBIT`` when an edge becomes inhibitory, ``EDGE_WEIGHT`` otherwise.
+the way the change goes — and the node's siblings that receive the mass a vetoed edge loses (the policy
+gradient reallocates probability, it does not inflate): ``EDGE_INHIBIT`` when an edge is vetoed,
+``EDGE_WEIGHT`` otherwise.
+
+**The veto** is the only way down. The learner's step grows with the number of episodes (b = 0, so the
+move is about η × epochs × (failures − confirmations)): on a busy night an edge whose routes fail a
+little more often than they succeed is demoted on count alone. So the evidence for a demotion is a
+bound, not a step: an edge is *vetoed* when the one-sided Wilson upper bound (at ``veto_z``) of its
+success share — CONFIRMED over CONFIRMED + FAILURE of the requests whose route took it, at least
+``min_veto_outcomes`` of them — lies below the project's own success share over the window (the edge
+ends well significantly less often than the project's routes do; the bound tightens with evidence, so
+more traffic does not make more vetoes). A vetoed edge is set to its learned weight or ``veto_weight``,
+whichever is lower; an edge that is not vetoed is never demoted. A promotion needs a positive mean
+*strong* outcome over at least ``min_strong_support`` strong outcomes. Silence (LOW_CONFIDENCE,
+UNCERTAIN) never moves a weight on its own.
 """
 
 from __future__ import annotations
@@ -48,14 +59,14 @@ import numpy as np
 
 from review.changeset import EdgeAdd, EdgeSetWeight, weight_tier
 from review.loop.collection import UnifiedOutcome
-from review.loop.generators.base import Candidate, GeneratorContext, wilson_lower
+from review.loop.generators.base import Candidate, GeneratorContext, wilson_lower, wilson_upper
 
 EdgeKey = tuple[str, str, str]  # an edge's ``key``
 
 NAME_DETOUR = "edge.detour"
 NAME_COACTIVATION = "edge.coactivation"
 NAME_REINFORCE = "edge.reinforce"
-VERSION = "2"  # 2: co-activation judged by the follow-up share (module doc)
+VERSION = "3"  # 2: co-activation judged by the follow-up share; 3: demotion only by the veto (module doc)
 GOOD = (UnifiedOutcome.CONFIRMED, UnifiedOutcome.UNCERTAIN)
 PASS_THROUGH = frozenset({"Decision", "Shortcut"})  # terminal types end a route by rule, not by choice
 
@@ -304,12 +315,54 @@ def learn_weights(
     return learned, dict(support), {n: visits[n] for n in touched_nodes}, own
 
 
+def vetoed_edges(context: GeneratorContext) -> dict[EdgeKey, dict[str, float]]:
+    """The graph edges the veto condemns (module doc), each with its evidence: ``confirmed`` and
+    ``failed`` (strong outcomes of the requests whose route took it), ``success_upper`` (the Wilson
+    upper bound of its success share) and ``project_success`` (the window's success share)."""
+    params = context.params.edges
+    collection = context.collection
+    graph_keys = {e.key for e in context.base.graph.edges}
+    confirmed: Counter = Counter()
+    failed: Counter = Counter()
+    project: Counter = Counter()
+    for row, path_keys in enumerate(collection.path_edges):
+        outcome = int(collection.outcome[row])
+        if outcome not in (UnifiedOutcome.CONFIRMED, UnifiedOutcome.FAILURE):
+            continue
+        tally = confirmed if outcome == UnifiedOutcome.CONFIRMED else failed
+        project[outcome] += 1
+        for key in {cast(EdgeKey, tuple(k)) for k in path_keys} & graph_keys:
+            tally[key] += 1
+    strong = project[UnifiedOutcome.CONFIRMED] + project[UnifiedOutcome.FAILURE]
+    if not strong:
+        return {}
+    baseline = project[UnifiedOutcome.CONFIRMED] / strong
+    out: dict[EdgeKey, dict[str, float]] = {}
+    for key in set(confirmed) | set(failed):
+        n = confirmed[key] + failed[key]
+        if n < params.min_veto_outcomes:
+            continue
+        upper = wilson_upper(confirmed[key], n, params.veto_z)
+        if upper < baseline:
+            out[key] = {
+                "confirmed": confirmed[key],
+                "failed": failed[key],
+                "success_upper": round(upper, 4),
+                "project_success": round(baseline, 4),
+            }
+    return out
+
+
 def generate_reinforce(context: GeneratorContext) -> list[Candidate]:
     params = context.params.edges
     base, collection = context.base, context.collection
     nodes = base.nodes
     learned, support, episodes, own = learn_weights(context)
+    vetoed = vetoed_edges(context)
     current = {e.key: float(e.weight) for e in base.graph.edges}
+    for key in vetoed:  # the veto sets the weight; the learner's value only where it went lower
+        if key in learned:
+            learned[key] = min(learned[key], params.veto_weight)
     by_node: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for key in learned:
         by_node[key[0]].append(key)
@@ -323,9 +376,9 @@ def generate_reinforce(context: GeneratorContext) -> list[Candidate]:
             if support.get(k, 0) >= params.min_edge_support
             and weight_tier(learned[k]) != weight_tier(current[k])
             and abs(learned[k] - current[k]) >= params.min_weight_delta
-            # the edge's own outcomes must point the same way: a well-ending edge is not demoted only
-            # because a sibling did better, nor a badly-ending one promoted
-            and (learned[k] - current[k]) * own.get(k, 0.0) > 0
+            # down only by the veto; up only when the edge's own strong outcomes are positive (a
+            # badly-ending edge is not promoted because a sibling did worse)
+            and (k in vetoed if learned[k] < current[k] else own.get(k, 0.0) > 0)
             and nodes.get(k[1]) is not None
             and nodes[k[1]].status == "ACTIVE"
         ]
@@ -376,6 +429,7 @@ def generate_reinforce(context: GeneratorContext) -> list[Candidate]:
                             "learned": round(learned[k], 4),
                             "tier_before": weight_tier(current[k]),
                             "tier_after": weight_tier(learned[k]),
+                            **({"veto": vetoed[k]} if k in vetoed else {}),
                         }
                         for k in sorted(keys)
                     ],

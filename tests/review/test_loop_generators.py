@@ -147,6 +147,54 @@ def test_an_edge_that_ends_as_well_as_the_project_is_not_demoted_however_busy_it
         assert edge_generators.generate_reinforce(_context(rows)) == []
 
 
+def test_a_vetoed_edge_hands_its_place_to_the_best_remaining_move():
+    """Routes through P → Q succeed about half the time, in a project where 87 % succeed: the veto fires.
+    The learner alone pushed P → R down (the confirmed routes through Q taught it that Q was the move),
+    so P → R takes P → Q's former weight: the routes continue past P instead of stopping there."""
+    rows = (
+        _via_pq(UnifiedOutcome.CONFIRMED, 27)
+        + _via_pq(UnifiedOutcome.FAILURE, 25)
+        + _answered("R", UnifiedOutcome.CONFIRMED, 300)
+    )
+    learned, _, _, _ = edge_generators.learn_weights(_context(rows))
+    assert learned[("P", "R", "LEADS_TO")] < 0.3  # the learner's own value for the alternative
+
+    [candidate] = edge_generators.generate_reinforce(_context(rows))
+
+    assert candidate.kind == "EDGE_INHIBIT"
+    weights = {(op.source, op.target): (op.previous, op.weight) for op in candidate.ops}
+    assert weights == {("P", "Q"): (0.9, -0.5), ("P", "R"): (0.3, 0.9)}
+    [heir] = [e for e in candidate.evidence["edges"] if e.get("heir")]
+    assert heir["edge"] == ["P", "R", "LEADS_TO"]
+
+
+def test_a_move_whose_own_routes_fail_does_not_inherit():
+    """P → S weighs most after P → Q is vetoed, but its own routes failed more often than not: P → R
+    inherits."""
+    graph = replace(
+        CAPACITY,
+        nodes=(*CAPACITY.nodes, _node("S", "Action", handler="python:x")),
+        edges=(*CAPACITY.edges, EdgeData("P", "S", "LEADS_TO", 1.0)),
+    )
+    via_ps = {"path": ["P", "S"], "edges": [["P", "S", "LEADS_TO"]], "kind": "ACTION"}
+    rows = (
+        _via_pq(UnifiedOutcome.CONFIRMED, 6)
+        + _via_pq(UnifiedOutcome.FAILURE, 10)
+        + [{**via_ps, "outcome": UnifiedOutcome.FAILURE, "source": i % 5} for i in range(3)]
+        + [{**via_ps, "outcome": UnifiedOutcome.CONFIRMED, "source": i % 5} for i in range(2)]
+        + _answered("R", UnifiedOutcome.CONFIRMED, 300)
+    )
+    learned, _, _, own = edge_generators.learn_weights(_context(rows, graph))
+    assert (
+        learned[("P", "S", "LEADS_TO")] > learned[("P", "R", "LEADS_TO")] and own[("P", "S", "LEADS_TO")] < 0
+    )
+
+    [candidate] = edge_generators.generate_reinforce(_context(rows, graph))
+
+    assert candidate.kind == "EDGE_INHIBIT"
+    assert [e["edge"][1] for e in candidate.evidence["edges"] if e.get("heir")] == ["R"]
+
+
 def test_the_veto_needs_a_share_significantly_below_the_projects():
     """12 failures of 20 against a project that succeeds 80 % of the time: the bound is below it.
     The same 12 of 20 in a project that succeeds 45 % of the time: it is not. Fewer than

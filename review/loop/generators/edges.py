@@ -45,7 +45,10 @@ success share — CONFIRMED over CONFIRMED + FAILURE of the requests whose route
 ``min_veto_outcomes`` of them — lies below the project's own success share over the window (the edge
 ends well significantly less often than the project's routes do; the bound tightens with evidence, so
 more traffic does not make more vetoes). A vetoed edge is set to its learned weight or ``veto_weight``,
-whichever is lower; an edge that is not vetoed is never demoted. A promotion needs a positive mean
+whichever is lower; an edge that is not vetoed is never demoted. The vetoed edge's place goes to its
+*heir*: of the node's other moves (not vetoed, own strong outcomes not negative), the one the learner
+weighs highest is raised to the vetoed edge's former weight, so the routes that took it continue past
+the node rather than stop on it (the replay then measures where they go). A promotion needs a positive mean
 *strong* outcome over at least ``min_strong_support`` strong outcomes. Silence (LOW_CONFIDENCE,
 UNCERTAIN) never moves a weight on its own.
 """
@@ -57,6 +60,7 @@ from typing import cast
 
 import numpy as np
 
+from ontology.store.port import NodeData
 from review.changeset import EdgeAdd, EdgeSetWeight, weight_tier
 from review.loop.collection import UnifiedOutcome
 from review.loop.generators.base import Candidate, GeneratorContext, wilson_lower, wilson_upper
@@ -353,6 +357,31 @@ def vetoed_edges(context: GeneratorContext) -> dict[EdgeKey, dict[str, float]]:
     return out
 
 
+def _heir(
+    keys: list[EdgeKey],
+    inhibited: list[EdgeKey],
+    learned: dict[EdgeKey, float],
+    own: dict[EdgeKey, float],
+    vetoed: dict[EdgeKey, dict[str, float]],
+    nodes: dict[str, NodeData],
+) -> EdgeKey | None:
+    """The out-edge that takes a vetoed edge's place: of the node's other moves to ACTIVE nodes that are
+    not vetoed and whose own strong outcomes are not negative, the one the learner weighs highest (None
+    when nothing is vetoed or no move qualifies). It is raised to the vetoed edge's weight before the
+    veto, so routes that took the vetoed edge continue past the node instead of stopping on it."""
+    if not inhibited:
+        return None
+    moves = [
+        k
+        for k in keys
+        if k not in vetoed
+        and own.get(k, 0.0) >= 0
+        and nodes.get(k[1]) is not None
+        and nodes[k[1]].status == "ACTIVE"
+    ]
+    return max(sorted(moves), key=lambda k: learned[k]) if moves else None
+
+
 def generate_reinforce(context: GeneratorContext) -> list[Candidate]:
     params = context.params.edges
     base, collection = context.base, context.collection
@@ -385,6 +414,9 @@ def generate_reinforce(context: GeneratorContext) -> list[Candidate]:
         if not changed:
             continue
         inhibited = [k for k in changed if weight_tier(learned[k]) == "inhibitory"]
+        heir = _heir(keys, inhibited, learned, own, vetoed, nodes)
+        if heir is not None:  # the best remaining move takes the vetoed edge's place
+            learned[heir] = max(learned[heir], max(current[k] for k in inhibited))
         if inhibited:  # the mass the inhibited edges lose goes to the node's other moves
             for k in sorted(keys):
                 if (
@@ -430,6 +462,7 @@ def generate_reinforce(context: GeneratorContext) -> list[Candidate]:
                             "tier_before": weight_tier(current[k]),
                             "tier_after": weight_tier(learned[k]),
                             **({"veto": vetoed[k]} if k in vetoed else {}),
+                            **({"heir": True} if k == heir else {}),
                         }
                         for k in sorted(keys)
                     ],

@@ -148,7 +148,7 @@ def test_an_edge_that_ends_as_well_as_the_project_is_not_demoted_however_busy_it
 
 
 def test_a_vetoed_edge_hands_its_place_to_the_best_remaining_move():
-    """Routes through P → Q succeed about half the time, in a project where 87 % succeed: the veto fires.
+    """Routes through P → Q succeed about half the time, in a project where 93 % succeed: the veto fires.
     The learner alone pushed P → R down (the confirmed routes through Q taught it that Q was the move),
     so P → R takes P → Q's former weight: the routes continue past P instead of stopping there."""
     rows = (
@@ -196,8 +196,8 @@ def test_a_move_whose_own_routes_fail_does_not_inherit():
 
 
 def test_the_veto_needs_a_share_significantly_below_the_projects():
-    """12 failures of 20 against a project that succeeds 80 % of the time: the bound is below it.
-    The same 12 of 20 in a project that succeeds 45 % of the time: it is not. Fewer than
+    """12 failures of 20 against a project that succeeds 83 % of the time: the bound is below it.
+    The same 12 of 20 in a project that succeeds 43 % of the time: it is not. Fewer than
     ``min_veto_outcomes`` strong outcomes never veto."""
     edge = ("P", "Q", "LEADS_TO")
     edge_rows = _via_pq(UnifiedOutcome.FAILURE, 12) + _via_pq(UnifiedOutcome.CONFIRMED, 8)

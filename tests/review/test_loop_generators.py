@@ -135,9 +135,9 @@ def test_reinforce_inhibits_a_stale_edge_and_gives_its_mass_to_the_alternative()
 
 
 def test_an_edge_that_ends_as_well_as_the_project_is_not_demoted_however_busy_it_is():
-    """The learner's step grows with the count of failures over confirmations, so the old rule demoted
-    this edge, and further with more traffic; its success share is the project's, so the veto does not
-    fire at any volume."""
+    """The learner's step grows with the count of failures over confirmations, so a rule that follows
+    the step demotes this edge, and further with more traffic; its success share is the project's, so
+    the veto does not fire at any volume."""
     for scale in (1, 2, 4):
         rows = _via_pq(UnifiedOutcome.FAILURE, 33 * scale) + _via_pq(UnifiedOutcome.CONFIRMED, 27 * scale)
         learned, _, _, own = edge_generators.learn_weights(_context(rows))

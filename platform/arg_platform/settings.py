@@ -408,6 +408,9 @@ OFFLINE_LOOP: dict[str, object] = {
         "fit_model_sample": 1500,
         "fit_model_k": 300,
         "fit_model_min": 300,
+        # an existing action nobody reached in the window: the window's mean action outcome, from this
+        # many logged action requests (fewer: unknown, 0)
+        "action_prior_min": 30,
     },
     "score": {
         "a_confirmed": 1.0,

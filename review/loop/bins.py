@@ -21,7 +21,9 @@
   ActiveCheckCoverage reaches ``min_coverage`` — and the gain is not dominated by uncertain outcomes
   (``silence_dominated``) — and the kind is in ``autocommit_kinds``, the zone has at least
   ``min_zone_interactions`` interactions, no slow-poisoning guard forbids it, the zone is not under
-  a confidence boost, and the geDIG gates agree (AG quiet, DG confirming; ``review.loop.gedig_gate``);
+  a confidence boost, the score reaches ``high_score`` without the action prior's estimate
+  (``modelled_action_gain``: actions nobody took yet, ``review.loop.replay`` rule 4), and the geDIG
+  gates agree (AG quiet, DG confirming; ``review.loop.gedig_gate``);
 * **MID_CONF** (expert review) — everything else.
 
 ``reason`` says, in words, which rule decided (it is shown to the reviewer and stored).
@@ -107,6 +109,12 @@ def bin_for(
         blockers.append(
             f"confirmed gain {confirmed:.4f} < {params.min_confirmed_gain} and ActiveCheckCoverage "
             f"{coverage:.2f} < {params.min_coverage}"
+        )
+    modelled = float((replay.get("gains") or {}).get("modelled_action_gain", 0.0))
+    if modelled > 0 and score - modelled < params.high_score:
+        blockers.append(
+            f"without the action prior's estimate ({modelled:.4f}) Score(C) is {score - modelled:.4f}: "
+            "an action nobody took yet is not evidence"
         )
     if kind not in params.autocommit_kinds:
         blockers.append(f"{kind} proposals always go to an expert")

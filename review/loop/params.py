@@ -143,6 +143,7 @@ class ReplayParams(_Section):
     fit_model_sample: int
     fit_model_k: int
     fit_model_min: int
+    action_prior_min: int
 
 
 @dataclass(frozen=True)

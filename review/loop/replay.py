@@ -20,7 +20,13 @@ the pipeline answers, not what the user would say. The outcome is therefore *est
    ``knn_cosine``) that ended on that node, when at least ``knn_min`` exist;
 4. otherwise (e.g. a brand-new node) → the pipeline's own verdict at answer time: INFO_UNCERTAIN or
    INFO_LOW_CONFIDENCE from C_info — a weak signal, **never confirmed**; an action without history is
-   unknown (0).
+   expected to fare as the project's actions do: the *action prior*, the mean action-success and
+   action-failure shares of the window's logged action requests (silent ones included, at 0), from at
+   least ``action_prior_min`` of them (fewer: unknown, 0). Without it, retiring an action whose
+   routes fail more often than the project's (the edge veto) could only lose: every success it still
+   has would count as lost and nothing as won on the action that takes its place. The prior is an
+   estimate, not an observation: its share of the action gain is reported as ``modelled_action`` and
+   left out of ``confirmed_gain``, so it can bring a change to a reviewer but never auto-commit it.
 
 Rule 2 has a stronger form for an Info request that moves to a **new node made from part of its
 logged node's content** (a split child): the *answer-fit model*. The **answer fit** of a request on a node is
@@ -205,6 +211,7 @@ class ReplayReport:
     rerouted: list[dict[str, Any]] = field(default_factory=list)
     modelled_confirmed: float = 0.0
     answer_fit: dict[str, Any] = field(default_factory=dict)  # mean fit of the modelled requests
+    modelled_action: float = 0.0  # the action prior's share of the action gain (module doc, rule 4)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -218,6 +225,7 @@ class ReplayReport:
             "silence_dominated": self.silence_dominated,
             "confirmed_gain": round(self.confirmed_gain, 6),
             "modelled_confirmed": round(self.modelled_confirmed, 6),
+            "modelled_action": round(self.modelled_action, 6),
             "answer_fit": self.answer_fit,
             "zone_coverage": round(self.zone_coverage, 4),
             "zone_interactions": self.zone_interactions,
@@ -260,6 +268,7 @@ class Replayer:
         self._fit_model: AnswerFitModel | None = None
         self._fit_model_built = False
         self._logged_fits: dict[int, float | None] = {}
+        self._action_prior: np.ndarray | None = None
 
     # --- running the pipeline -------------------------------------------------------------------
 
@@ -362,6 +371,21 @@ class Replayer:
                 )
         return self._fit_model
 
+    def action_prior(self) -> np.ndarray:
+        """The night's action prior (module doc, rule 4): the mean outcome channels of the window's
+        logged action requests; zeros with fewer than ``action_prior_min`` of them."""
+        if self._action_prior is None:
+            collection = self.collection
+            rows = [
+                r for r in np.flatnonzero(collection.target >= 0).tolist() if collection.kinds[r] == "ACTION"
+            ]
+            self._action_prior = np.zeros(len(CHANNELS))
+            if rows and len(rows) >= self.params.replay.action_prior_min:
+                self._action_prior = np.mean(
+                    [_one_hot(UnifiedOutcome(int(collection.outcome[r])), "ACTION") for r in rows], axis=0
+                )
+        return self._action_prior
+
     def logged_fit(self, row: int) -> float | None:
         """The answer fit of a logged request on the node that served it, on the base release."""
         if row not in self._logged_fits:
@@ -386,12 +410,14 @@ class Replayer:
         counts: dict[str, int],
         modelled: list[tuple[float, float, float]] | None = None,
         kept: Mapping[str, frozenset[str]] | None = None,
+        modelled_action: list[float] | None = None,
     ) -> np.ndarray:
         """(confirmed, uncertain, low-confidence, action success, action failure) for one replayed request.
 
         ``modelled`` collects, per request the answer-fit model estimated, its contribution to the
-        confirmed channel and the answer fit before and after. ``kept`` maps each new node of the
-        candidate to the origins whose whole content it keeps (``content_kept``).
+        confirmed channel and the answer fit before and after. ``modelled_action`` collects, per request
+        the action prior estimated, its action success net of failure. ``kept`` maps each new node of
+        the candidate to the origins whose whole content it keeps (``content_kept``).
         """
         collection = self.collection
         vec = np.zeros(len(CHANNELS))
@@ -450,6 +476,13 @@ class Replayer:
                         ],
                         axis=0,
                     )
+        if kind == "ACTION":
+            prior = self.action_prior()
+            if prior.any():
+                counts["action_prior"] = counts.get("action_prior", 0) + 1
+                if modelled_action is not None:
+                    modelled_action.append(float(prior[3] - prior[4]))
+                return prior.copy()
         counts["pipeline"] = counts.get("pipeline", 0) + 1
         if kind in ("INFO", "MEMORY"):
             status = replayed.info_status
@@ -470,12 +503,26 @@ class Replayer:
         kept: Mapping[str, frozenset[str]] | None = None,
     ) -> dict[str, float]:
         if not rows:
-            return {c: 0.0 for c in (*CHANNELS, "fit", "ambiguity", "path_length", "modelled_confirmed")}
+            return {
+                c: 0.0
+                for c in (
+                    *CHANNELS,
+                    "fit",
+                    "ambiguity",
+                    "path_length",
+                    "modelled_confirmed",
+                    "modelled_action",
+                )
+            }
         modelled: list[tuple[float, float, float]] = []
-        outcomes = np.array([self.estimate(r, results[r], candidate, counts, modelled, kept) for r in rows])
+        modelled_action: list[float] = []
+        outcomes = np.array(
+            [self.estimate(r, results[r], candidate, counts, modelled, kept, modelled_action) for r in rows]
+        )
         means = outcomes.mean(axis=0)
         out = {name: float(means[i]) for i, name in enumerate(CHANNELS)}
         out["modelled_confirmed"] = float(sum(m[0] for m in modelled) / len(rows))
+        out["modelled_action"] = float(sum(modelled_action) / len(rows))
         if modelled:
             out["modelled_fit_before"] = float(np.mean([m[1] for m in modelled]))
             out["modelled_fit_after"] = float(np.mean([m[2] for m in modelled]))
@@ -554,8 +601,10 @@ class Replayer:
         self, candidate, zone, rows, before, after, m_before, m_after, g, violations, counts, started
     ) -> ReplayReport:  # type: ignore[no-untyped-def]
         sp = self.params.score
-        m_before.pop("modelled_confirmed", None)  # the baseline is never modelled
+        for key in ("modelled_confirmed", "modelled_action"):
+            m_before.pop(key, None)  # the baseline is never modelled
         modelled_confirmed = m_after.pop("modelled_confirmed", 0.0)
+        modelled_action = m_after.pop("modelled_action", 0.0)
         fits = [m_after.pop(k, None) for k in ("modelled_fit_before", "modelled_fit_after")]
         d = {k: m_after[k] - m_before[k] for k in m_before}
         penalty = sp.kappa_silence * max(0.0, d["uncertain"] - d["confirmed"])
@@ -601,6 +650,8 @@ class Replayer:
                 "penalty_silent": penalty,
                 "gain_info": gain_info,
                 "gain_action": gain_action,
+                # the part of gain_action that rests on the action prior (rule 4), not on outcomes
+                "modelled_action_gain": sp.action_weight * modelled_action,
                 "gain_routing": gain_routing,
                 # the score's ambiguity term (w_amb·ΔAmbiguity): what placement changes are not judged on
                 "ambiguity_cost": sp.ambiguity_weight * d["ambiguity"],
@@ -613,7 +664,9 @@ class Replayer:
             score=float(score),
             silence_dominated=bool(silence_dominated),
             confirmed_gain=float(
-                d["confirmed"] - modelled_confirmed + max(0.0, d["action_success"] - d["action_failure"])
+                d["confirmed"]
+                - modelled_confirmed
+                + max(0.0, d["action_success"] - d["action_failure"] - modelled_action)
             ),
             zone_coverage=coverage,
             zone_interactions=int(zone_rows.shape[0]),
@@ -622,6 +675,7 @@ class Replayer:
             estimates=counts,
             rerouted=[self._rerouted(r, before[r], after[r]) for r in changed_rows[:REROUTED_SHOWN]],
             modelled_confirmed=float(modelled_confirmed),
+            modelled_action=float(modelled_action),
             answer_fit=(
                 {
                     "before": round(fits[0], 4),

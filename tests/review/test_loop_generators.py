@@ -443,6 +443,24 @@ NO_EFFECT = {
         ),
         ("EDGE_INHIBIT", GOOD, {}, {"P"}, "MID_CONF", "confidence boost on P"),
         ("EDGE_INHIBIT", {**GOOD, "score": 0.05}, {}, set(), "MID_CONF", "below the auto-commit threshold"),
+        # a high score that rests on the action prior (an action nobody took yet) goes to an expert …
+        (
+            "EDGE_INHIBIT",
+            {**GOOD, "gains": {"modelled_action_gain": 0.15}},
+            {},
+            set(),
+            "MID_CONF",
+            "an action nobody took yet is not evidence",
+        ),
+        # … one that reaches the bar without it does not
+        (
+            "EDGE_INHIBIT",
+            {**GOOD, "score": 0.3, "gains": {"modelled_action_gain": 0.15}},
+            {},
+            set(),
+            "HIGH_CONF",
+            "≥",
+        ),
         ("EDGE_INHIBIT", {**GOOD, "score": 0.0}, {}, set(), "LOW_CONF", "< 0.01"),
         # the geDIG gates before auto-commit: an ambiguous change, an unconfirmed gain, no gauge at all
         ("EDGE_INHIBIT", {**GOOD, "gedig": {"g0": 0.4, "b": -0.2}}, {}, set(), "MID_CONF", "AG fired"),

@@ -259,6 +259,27 @@ def test_the_proposal_page_shows_what_changes_why_and_the_risks(client, demo, ma
     assert 'id="risk-actions"' in html
 
 
+def test_the_proposal_page_says_when_an_action_outcome_is_the_action_prior(client, demo, make_proposal):
+    replay = replay_metrics(confirmed=0.0, uncertain=0.0, lowconf=0.0)
+    replay["estimates"] = {"logged": 93, "action_prior": 22}
+    replay["modelled_action"] = 0.1234
+    with_prior = make_proposal(
+        demo, kind="SPLIT", changeset=split_changeset(), title="With prior", replay=replay, evidence={}
+    )
+    replay = {**replay, "estimates": {"logged": 115}, "modelled_action": 0.0}
+    without = make_proposal(
+        demo, kind="SPLIT", changeset=split_changeset(), title="Without prior", replay=replay, evidence={}
+    )
+    reviewer = _client(client, "rob-reviewer")
+
+    html = reviewer.get(f"/p/acme-support/review/proposals/{with_prior.pk}/").content.decode()
+    prior = html[html.index('id="action-prior"') :].split("</p>", 1)[0]
+    assert prior.startswith('id="action-prior">22 replayed requests reach an action nobody took')
+    assert "+0.123" in prior and "not evidence for auto-commit" in prior
+    html = reviewer.get(f"/p/acme-support/review/proposals/{without.pk}/").content.decode()
+    assert 'id="action-prior"' not in html
+
+
 def test_a_stale_changeset_is_flagged_on_its_page(client, tiny, make_proposal):
     from review.changeset import EdgeSetWeight, changeset_dump
 

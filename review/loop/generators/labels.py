@@ -441,7 +441,16 @@ def _unreached_candidate(context, orphan, rows, x, content, labels) -> Candidate
         return None
     if not _taxonomy_ok(base.documents, parent, name, cluster):
         return None
-    closest = np.argsort(-(x @ np.asarray(content, dtype=x.dtype)), kind="stable")
+    # requests no answer served (unrouted, or reported unhelpful or failed) first: a sibling intent's
+    # request near this content was served by its own label, a request of the missing intent was not
+    unserved = np.array(
+        [
+            collection.target[r] < 0
+            or int(collection.outcome[r]) in (UnifiedOutcome.LOW_CONFIDENCE, UnifiedOutcome.FAILURE)
+            for r in member_rows
+        ]
+    )
+    closest = np.lexsort((-(x @ np.asarray(content, dtype=x.dtype)), ~unserved))
     # a prompt that held PII supports the group but is never an example
     examples = list(dict.fromkeys(texts[i] for i in closest if cleaned[i] == texts[i]))
     examples = distinct_examples(examples, base.documents, params.max_examples)

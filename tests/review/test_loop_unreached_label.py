@@ -135,3 +135,33 @@ def test_the_examples_are_the_requests_closest_to_the_content(tmp_path: Path) ->
     (candidate,) = labels.generate_unreached_labels(context)
 
     assert candidate.ops[0].examples[0] == nearest  # what the label will route to comes first
+
+
+@pytest.mark.django_db
+def test_requests_no_answer_served_come_first_among_the_examples(tmp_path: Path) -> None:
+    """A request another answer served well may be a sibling intent's that sits near this content; one
+    that was unrouted or reported unhelpful or failed is what the missing door is for."""
+    from arg_platform.embedder import get_embedder
+
+    project, release = _release(tmp_path, edge_to_it=False)
+    context = _context(project, release)
+    snapshot = context.base.snapshot
+    content = snapshot.embeddings[list(snapshot.node_ids).index("N-refund-policy")]
+    by_closeness = np.argsort(-(get_embedder().embed(REFUND_PROMPTS) @ content), kind="stable")
+    unserved = {
+        REFUND_PROMPTS[int(i)]: outcome for i, outcome in zip(by_closeness[4:7], (3, 4, 4), strict=True)
+    }
+    rows = [
+        {"path": ["N-invoice-download"], "outcome": unserved.get(p, 1), "prompt": p} for p in REFUND_PROMPTS
+    ]
+    rows += [{"path": [None], "outcome": 0, "prompt": "how long until my refund shows up on my card"}]
+    rows += [{"path": ["N-invoice-download"], "outcome": 1, "prompt": p} for p in INVOICE_PROMPTS]
+    context.collection = collection_of(rows)
+    context.collection.sources = np.arange(len(rows))
+
+    (candidate,) = labels.generate_unreached_labels(context)
+
+    examples = list(candidate.ops[0].examples)
+    first = [e in unserved or e == "how long until my refund shows up on my card" for e in examples]
+    assert first[0] and first == sorted(first, reverse=True)  # every unserved request before a served one
+    assert sum(first) >= 3

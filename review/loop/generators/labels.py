@@ -43,7 +43,9 @@ gates above, the node gets a label: named after the node's title (its distinctiv
 already has that name), under the deepest common ancestor of their recurring weaver labels when one
 lives in the node's cluster (otherwise at the top of the node's cluster), with the prompts closest to
 the node's content as examples (never one that held PII) — the content is what the label will route
-to, while the requests' own centroid leans towards the neighbours some of them come from — the same
+to, while the requests' own centroid leans towards the neighbours some of them come from — those no
+answer served first (unrouted, or reported unhelpful or failed): a sibling intent's request that sits
+near this content was served by its own label, a request of the missing intent was not — the same
 uniqueness, taxonomy and policy checks, created SHADOW and attached to the node.
 
 **LABEL_PROMOTE.** A SHADOW label that the weaver would have chosen (its label-index cosine beat every

@@ -13,6 +13,7 @@ from review.loop.collection import UnifiedOutcome
 from review.loop.generators.base import Candidate
 from review.loop.params import loop_params
 from review.loop.replay import Replayed, Replayer
+from tests.review.test_loop_replay_fit import _scored
 
 C, F, U = UnifiedOutcome.CONFIRMED, UnifiedOutcome.FAILURE, UnifiedOutcome.UNCERTAIN
 
@@ -94,23 +95,7 @@ def test_below_the_floor_an_action_without_history_stays_unknown():
 
 def _report(replayer: Replayer, rows: list[int], before_target: str, after_target: str):  # type: ignore[no-untyped-def]
     before = {r: _action(r, before_target) for r in rows}
-    after = {r: _action(r, after_target) for r in rows}
-    m_before = replayer._measure(rows, before, None, {})
-    counts: dict[str, int] = {}
-    m_after = replayer._measure(rows, after, VETO, counts)
-    return replayer._report(
-        VETO,
-        np.array(rows),
-        rows,
-        before,
-        after,
-        m_before,
-        m_after,
-        SimpleNamespace(b=0.0, as_json=lambda: {}),
-        {"taxonomy": [], "security": []},
-        counts,
-        0.0,
-    )
+    return _scored(replayer, rows, before, {r: _action(r, after_target) for r in rows}, VETO)
 
 
 def test_retiring_a_failing_action_is_credited_by_the_prior_but_not_as_confirmed_evidence():

@@ -19,14 +19,16 @@ the pipeline answers, not what the user would say. The outcome is therefore *est
 3. another existing node → the outcomes of the ``knn_k`` most similar logged prompts (cosine ≥
    ``knn_cosine``) that ended on that node, when at least ``knn_min`` exist;
 4. otherwise (e.g. a brand-new node) → the pipeline's own verdict at answer time: INFO_UNCERTAIN or
-   INFO_LOW_CONFIDENCE from C_info — a weak signal, **never confirmed**; an action without history is
-   expected to fare as the project's actions do: the *action prior*, the mean action-success and
-   action-failure shares of the window's logged action requests (silent ones included, at 0), from at
+   INFO_LOW_CONFIDENCE from C_info — a weak signal, **never confirmed**; an action without such
+   history (nobody reached it, or no similar request did) is expected to fare as the project's
+   actions do: the *action prior*, the mean action-success and action-failure shares of the window's
+   logged action requests (silent ones included, at 0), from at
    least ``action_prior_min`` of them (fewer: unknown, 0). Without it, retiring an action whose
    routes fail more often than the project's (the edge veto) could only lose: every success it still
    has would count as lost and nothing as won on the action that takes its place. The prior is an
    estimate, not an observation: its share of the action gain is reported as ``modelled_action`` and
-   left out of ``confirmed_gain``, so it can bring a change to a reviewer but never auto-commit it.
+   left out of ``confirmed_gain``, so it can bring a change to a reviewer but is never what
+   auto-commits it (``review.loop.bins``).
 
 Rule 2 has a stronger form for an Info request that moves to a **new node made from part of its
 logged node's content** (a split child): the *answer-fit model*. The **answer fit** of a request on a node is

@@ -274,7 +274,9 @@ def test_the_proposal_page_says_when_an_action_outcome_is_the_action_prior(clien
 
     html = reviewer.get(f"/p/acme-support/review/proposals/{with_prior.pk}/").content.decode()
     prior = html[html.index('id="action-prior"') :].split("</p>", 1)[0]
-    assert prior.startswith('id="action-prior">22 replayed requests reach an action nobody took')
+    assert prior.startswith(
+        'id="action-prior">22 replayed requests reach an action with no outcomes of similar'
+    )
     assert "+0.123" in prior and "not evidence for auto-commit" in prior
     html = reviewer.get(f"/p/acme-support/review/proposals/{without.pk}/").content.decode()
     assert 'id="action-prior"' not in html

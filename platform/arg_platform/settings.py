@@ -362,9 +362,6 @@ OFFLINE_LOOP: dict[str, object] = {
         "sibling_cosine": 0.9,
         "attach_cosine": 0.35,
         "min_shadow_support": 10,
-        # unreached content's bar: this quantile of the confirmed answers' cosines to their requests
-        "confirmed_quantile": 0.1,
-        "min_confirmed": 30,
     },
     "memory": {
         "min_recurrence": 5,

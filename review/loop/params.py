@@ -87,10 +87,6 @@ class LabelParams(_Section):
     sibling_cosine: float
     attach_cosine: float
     min_shadow_support: int
-    # unreached content: its requests must sit as close to it as the confirmed_quantile of the confirmed
-    # requests to the content that answered them (from min_confirmed of them), at most attach_cosine
-    confirmed_quantile: float
-    min_confirmed: int
 
 
 @dataclass(frozen=True)

@@ -51,21 +51,6 @@ REFUND_PROMPTS = [
     "when will my refund arrive",
 ]
 INVOICE_PROMPTS = ["where is my invoice pdf", "download my invoice", "get the invoice for march"] * 4
-# requests the invoice page answered to its users' satisfaction, in words further from its text
-LOOSE_INVOICE_PROMPTS = [
-    "my accountant needs the paperwork for last month",
-    "proof of what I paid in april",
-    "a copy of the bill for my expense report",
-    "the document showing my charges",
-    "something to show my boss what the plan cost",
-    "records of my payments this year",
-    "company needs a receipt",
-    "paper trail for the subscription",
-    "statement for tax purposes",
-    "what did you charge me, I need it in writing",
-    "where is my invoice pdf",
-    "download my invoice",
-] * 3
 
 
 def _release(tmp_path: Path, *, edge_to_it: bool) -> tuple[Any, Any]:
@@ -92,9 +77,8 @@ def _release(tmp_path: Path, *, edge_to_it: bool) -> tuple[Any, Any]:
 
 def _context(project: Any, release: Any) -> GeneratorContext:
     prompts = REFUND_PROMPTS + INVOICE_PROMPTS
-    # every request was served by the invoice page, and nobody said whether it helped: the refund content
-    # has no door
-    collection = collection_of([{"path": ["N-invoice-download"], "outcome": 2, "prompt": p} for p in prompts])
+    # every request was served by the invoice page: the refund content has no door
+    collection = collection_of([{"path": ["N-invoice-download"], "outcome": 1, "prompt": p} for p in prompts])
     collection.sources = np.arange(len(prompts))
     return GeneratorContext(
         project=project, base=BaseRelease.load(release), collection=collection, params=loop_params(), seed=1
@@ -155,8 +139,8 @@ def test_the_examples_are_the_requests_closest_to_the_content(tmp_path: Path) ->
 
 @pytest.mark.django_db
 def test_requests_no_answer_served_come_first_among_the_examples(tmp_path: Path) -> None:
-    """A request another answer served without complaint may be a sibling intent's that sits near this
-    content; one that was unrouted or reported unhelpful or failed is what the missing door is for."""
+    """A request another answer served well may be a sibling intent's that sits near this content; one
+    that was unrouted or reported unhelpful or failed is what the missing door is for."""
     from arg_platform.embedder import get_embedder
 
     project, release = _release(tmp_path, edge_to_it=False)
@@ -168,7 +152,7 @@ def test_requests_no_answer_served_come_first_among_the_examples(tmp_path: Path)
         REFUND_PROMPTS[int(i)]: outcome for i, outcome in zip(by_closeness[4:7], (3, 4, 4), strict=True)
     }
     rows = [
-        {"path": ["N-invoice-download"], "outcome": unserved.get(p, 2), "prompt": p} for p in REFUND_PROMPTS
+        {"path": ["N-invoice-download"], "outcome": unserved.get(p, 1), "prompt": p} for p in REFUND_PROMPTS
     ]
     rows += [{"path": [None], "outcome": 0, "prompt": "how long until my refund shows up on my card"}]
     rows += [{"path": ["N-invoice-download"], "outcome": 1, "prompt": p} for p in INVOICE_PROMPTS]
@@ -181,85 +165,3 @@ def test_requests_no_answer_served_come_first_among_the_examples(tmp_path: Path)
     first = [e in unserved or e == "how long until my refund shows up on my card" for e in examples]
     assert first[0] and first == sorted(first, reverse=True)  # every unserved request before a served one
     assert sum(first) >= 3
-
-
-@pytest.mark.django_db
-def test_requests_whose_users_confirmed_the_answer_they_got_are_no_evidence_of_a_missing_door(
-    tmp_path: Path,
-) -> None:
-    project, release = _release(tmp_path, edge_to_it=False)
-    context = _context(project, release)
-    rows = [{"path": ["N-invoice-download"], "outcome": 1, "prompt": p} for p in REFUND_PROMPTS]
-    context.collection = collection_of(rows)
-    context.collection.sources = np.arange(len(rows))
-
-    assert labels.generate_unreached_labels(context) == []
-
-    rows = [{**row, "outcome": 2} for row in rows]  # the same requests, answered in silence
-    context.collection = collection_of(rows)
-    context.collection.sources = np.arange(len(rows))
-
-    (candidate,) = labels.generate_unreached_labels(context)
-    assert candidate.evidence["node"] == "N-refund-policy"
-
-
-def _cosines_to(node_id: str, prompts: list[str], context: GeneratorContext) -> np.ndarray:
-    snapshot = context.base.snapshot
-    content = snapshot.embeddings[list(snapshot.node_ids).index(node_id)]
-    return context.prompt_vectors(list(range(len(prompts)))) @ content
-
-
-@pytest.mark.django_db
-def test_the_answer_bar_is_how_close_confirmed_answers_sit_to_their_requests(tmp_path: Path) -> None:
-    """Without enough confirmed answers the bar is ``attach_cosine``; with them, the
-    ``confirmed_quantile`` of their cosines, never above ``attach_cosine``."""
-    project, release = _release(tmp_path, edge_to_it=False)
-    context = _context(project, release)
-    invoice = LOOSE_INVOICE_PROMPTS
-    context.collection = collection_of(
-        [{"path": ["N-invoice-download"], "outcome": 1, "prompt": p} for p in invoice]
-    )
-    rows = np.arange(len(invoice))
-    x = context.prompt_vectors(rows.tolist())
-    cosines = _cosines_to("N-invoice-download", invoice, context)
-    params = loop_params().labels
-    assert params.min_confirmed <= len(invoice)
-
-    context.params = loop_params({"labels": {"attach_cosine": 1.0}})
-    assert labels.answer_bar(context, rows, x) == pytest.approx(
-        float(np.quantile(cosines, params.confirmed_quantile))
-    )
-    context.params = loop_params({"labels": {"attach_cosine": float(cosines.min()) - 0.01}})
-    assert labels.answer_bar(context, rows, x) == pytest.approx(float(cosines.min()) - 0.01)
-    context.params = loop_params({"labels": {"attach_cosine": 1.0, "min_confirmed": len(invoice) + 1}})
-    assert labels.answer_bar(context, rows, x) == 1.0
-
-
-@pytest.mark.django_db
-def test_unreached_content_further_from_its_requests_than_attach_cosine_is_found_by_the_answer_bar(
-    tmp_path: Path,
-) -> None:
-    """A project whose confirmed answers sit further from their requests than ``attach_cosine`` holds
-    its unreached content to the same bar, not to a higher one."""
-    project, release = _release(tmp_path, edge_to_it=False)
-    context = _context(project, release)
-    refund = _cosines_to("N-refund-policy", REFUND_PROMPTS, context)
-    # the cosine the min_support-th closest refund request reaches
-    enough = float(np.sort(refund)[::-1][loop_params().labels.min_support - 1])
-    invoice = LOOSE_INVOICE_PROMPTS
-    confirmed = [{"path": ["N-invoice-download"], "outcome": 1, "prompt": p} for p in invoice]
-    silent = [{"path": ["N-invoice-download"], "outcome": 2, "prompt": p} for p in REFUND_PROMPTS]
-
-    context.params = loop_params({"labels": {"attach_cosine": float(refund.max()) + 0.01}})
-    context.collection = collection_of(silent)
-    context.collection.sources = np.arange(len(silent))
-    assert labels.generate_unreached_labels(context) == []  # no confirmed answers: attach_cosine decides
-
-    context.collection = collection_of(silent + confirmed)
-    context.collection.sources = np.arange(len(silent) + len(confirmed))
-    answers = _cosines_to("N-invoice-download", REFUND_PROMPTS + invoice, context)[len(silent) :]
-    assert float(np.quantile(answers, loop_params().labels.confirmed_quantile)) <= enough
-
-    (candidate,) = labels.generate_unreached_labels(context)
-    assert candidate.evidence["node"] == "N-refund-policy"
-    assert candidate.evidence["answer_bar"] < float(refund.max())

@@ -37,21 +37,16 @@ becomes a *child label* proposal:
 leads to can never be reached: the weaver lands only on nodes of the labels it chooses, traversal only
 follows edges. Its content is an answer the taxonomy has no door to — typically a page written before
 anyone asked, or whose label was retired. The requests it answers are those of the window (a sample of
-``max_prompts``) whose prompt is closer to its content than to the content of every node the graph can
-reach, and at least as close as the *answer bar*, except those whose user confirmed the answer they got
-(the graph served them). The answer bar is how close this project's answers sit to the requests they
-serve: the ``confirmed_quantile`` of the cosines between the window's confirmed requests and the content
-of the node that answered them (from ``min_confirmed`` of them; at most ``attach_cosine``, which is also
-the bar without them) — a content written as a page sits further from a one-line request than a label's
-examples do, by an amount that depends on the project and its encoder. When they pass the support,
-source and wording gates above, the node gets a label: named after the node's title (its distinctive
-words when a sibling already has that name), under the deepest common ancestor of their recurring weaver
-labels when one lives in the node's cluster (otherwise at the top of the node's cluster), with the
-prompts closest to the node's content as examples (never one that held PII) — the content is what the
-label will route to, while the requests' own centroid leans towards the neighbours some of them come
-from — those no answer served first (unrouted, or reported unhelpful or failed): a sibling intent's
-request that sits near this content was served by its own label, a request of the missing intent was not
-— the same uniqueness, taxonomy and policy checks, created SHADOW and attached to the node.
+``max_prompts``) whose prompt is closer to its content (cosine ≥ ``attach_cosine``) than to the content
+of every node the graph can reach, whatever served them. When they pass the support, source and wording
+gates above, the node gets a label: named after the node's title (its distinctive words when a sibling
+already has that name), under the deepest common ancestor of their recurring weaver labels when one
+lives in the node's cluster (otherwise at the top of the node's cluster), with the prompts closest to
+the node's content as examples (never one that held PII) — the content is what the label will route
+to, while the requests' own centroid leans towards the neighbours some of them come from — those no
+answer served first (unrouted, or reported unhelpful or failed): a sibling intent's request that sits
+near this content was served by its own label, a request of the missing intent was not — the same
+uniqueness, taxonomy and policy checks, created SHADOW and attached to the node.
 
 **LABEL_PROMOTE.** A SHADOW label that the weaver would have chosen (its label-index cosine beat every
 ACTIVE label) for at least ``min_shadow_support`` interactions from ``min_sources`` sources is proposed
@@ -396,43 +391,19 @@ def generate_unreached_labels(context: GeneratorContext) -> list[Candidate]:
         best_reachable = np.maximum(best_reachable, (x @ block.T).max(axis=1))
     best = to_orphans.argmax(axis=1)
     best_cos = to_orphans.max(axis=1)
-    bar = answer_bar(context, rows, x)
-    # a request whose user confirmed the answer it got was served: it is no evidence of a missing door
-    confirmed = collection.outcome[rows] == UnifiedOutcome.CONFIRMED
-    closer = (best_cos >= bar) & (best_cos > best_reachable) & ~confirmed
+    closer = (best_cos >= params.attach_cosine) & (best_cos > best_reachable)
     labels = {label["id"]: label for label in base.documents.get("labels", [])}
     out: list[Candidate] = []
     for k, orphan in enumerate(orphans):
         members = np.flatnonzero(closer & (best == k))
         content = snapshot.embeddings[position[orphan]]
-        candidate = _unreached_candidate(context, orphan, rows[members], x[members], content, labels, bar)
+        candidate = _unreached_candidate(context, orphan, rows[members], x[members], content, labels)
         if candidate is not None:
             out.append(candidate)
     return out
 
 
-def answer_bar(context: GeneratorContext, rows: np.ndarray, x: np.ndarray) -> float:
-    """How close unreached content must be to a request (module doc): the ``confirmed_quantile`` of the
-    cosines between the confirmed requests among ``rows`` (embedded as ``x``) and the content of the node
-    that answered them, at most ``attach_cosine``; ``attach_cosine`` with fewer than ``min_confirmed``."""
-    params = context.params.labels
-    collection, snapshot = context.collection, context.base.snapshot
-    position = {node_id: i for i, node_id in enumerate(snapshot.node_ids)}
-    picked, answers = [], []
-    for i, r in enumerate(rows.tolist()):
-        if int(collection.outcome[r]) != UnifiedOutcome.CONFIRMED:
-            continue
-        target = collection.target_id(r)
-        if target in position:
-            picked.append(i)
-            answers.append(position[target])
-    if len(picked) < params.min_confirmed or snapshot.embeddings is None:
-        return params.attach_cosine
-    cosines = np.einsum("ij,ij->i", x[picked], np.asarray(snapshot.embeddings[answers], dtype=x.dtype))
-    return min(params.attach_cosine, float(np.quantile(cosines, params.confirmed_quantile)))
-
-
-def _unreached_candidate(context, orphan, rows, x, content, labels, bar) -> Candidate | None:  # type: ignore[no-untyped-def]
+def _unreached_candidate(context, orphan, rows, x, content, labels) -> Candidate | None:  # type: ignore[no-untyped-def]
     params = context.params.labels
     base, collection = context.base, context.collection
     node = base.nodes[orphan]
@@ -516,7 +487,6 @@ def _unreached_candidate(context, orphan, rows, x, content, labels, bar) -> Cand
         evidence={
             "node": orphan,
             "support": len(member_rows),
-            "answer_bar": round(bar, 4),
             "wordings": len(wordings),
             "sources": len(sources),
             "served_elsewhere": dict(

@@ -8,7 +8,10 @@
   or a new node keeping the old one's whole content, as the merged AB does), path, landing fit, flags or
   outcome, so ``Score(C)`` is only its complexity price (a related-to edge
   between two answers users ask one after the other, typically) — which goes to an expert as MID_CONF
-  with that reason: unmeasured is not the same as measured and found wanting; and except a
+  with that reason: unmeasured is not the same as measured and found wanting; except a change whose
+  score falls below ``mid_score`` only through the action prior's estimate (``modelled_action_gain``
+  < 0, and the score without it reaches ``mid_score``): an action nobody took yet is an estimate, which
+  can neither auto-commit a change (below) nor bury it, so it goes to an expert (MID_CONF); and except a
   *placement* change (``placement_kinds``: LABEL_REATTACH) whose score lies below ``mid_score``:
   it moves a label between clusters, which decides policy reach, Weaver validation and what curators
   browse, not which node a request reaches, so replay cannot measure its worth; it goes to an expert
@@ -93,6 +96,15 @@ def bin_for(
                 "MID_CONF",
                 f"replay saw no effect on the {sampled} sampled requests (Score(C) {score:.4f} is only the "
                 "change's complexity): an expert judges it on its evidence",
+                False,
+            )
+        modelled = float((replay.get("gains") or {}).get("modelled_action_gain", 0.0))
+        if modelled < 0 and score - modelled >= params.mid_score:
+            return BinDecision(
+                "MID_CONF",
+                f"Score(C) {score:.4f} is below {params.mid_score} only through the action prior's estimate "
+                f"({modelled:.4f}; {score - modelled:.4f} without it): an action nobody took yet neither "
+                "commits a change nor buries it; an expert judges it on its evidence",
                 False,
             )
         return BinDecision("LOW_CONF", f"Score(C) {score:.4f} < {params.mid_score}", False)

@@ -28,7 +28,7 @@ the pipeline answers, not what the user would say. The outcome is therefore *est
    has would count as lost and nothing as won on the action that takes its place. The prior is an
    estimate, not an observation: its share of the action gain is reported as ``modelled_action`` and
    left out of ``confirmed_gain``, so it can bring a change to a reviewer but is never what
-   auto-commits it (``review.loop.bins``).
+   auto-commits it, nor what sends it to the backlog (``review.loop.bins``).
 
 Rule 2 has a stronger form for an Info request that moves to a **new node made from part of its
 logged node's content** (a split child): the *answer-fit model*. The **answer fit** of a request on a node is

@@ -462,6 +462,24 @@ NO_EFFECT = {
             "≥",
         ),
         ("EDGE_INHIBIT", {**GOOD, "score": 0.0}, {}, set(), "LOW_CONF", "< 0.01"),
+        # … nor does the prior bury a change whose score without it reaches the review bar …
+        (
+            "EDGE_INHIBIT",
+            {**GOOD, "score": -0.001, "gains": {"modelled_action_gain": -0.18}},
+            {},
+            set(),
+            "MID_CONF",
+            "neither commits a change nor buries it",
+        ),
+        # … while a change that stays below the bar without it goes to the backlog
+        (
+            "EDGE_INHIBIT",
+            {**GOOD, "score": -0.05, "gains": {"modelled_action_gain": -0.03}},
+            {},
+            set(),
+            "LOW_CONF",
+            "< 0.01",
+        ),
         # the geDIG gates before auto-commit: an ambiguous change, an unconfirmed gain, no gauge at all
         ("EDGE_INHIBIT", {**GOOD, "gedig": {"g0": 0.4, "b": -0.2}}, {}, set(), "MID_CONF", "AG fired"),
         ("EDGE_INHIBIT", {**GOOD, "gedig": {"g0": 0.1, "b": 0.05}}, {}, set(), "MID_CONF", "DG did not"),

@@ -75,6 +75,7 @@ def bin_for(
 ) -> BinDecision:
     """The bin of one scored proposal (see the module doc for the rules, in order)."""
     score = float(replay.get("score", 0.0))
+    modelled = float((replay.get("gains") or {}).get("modelled_action_gain", 0.0))  # the action prior's part
     violations = replay.get("violations", {})
     n_violations = len(violations.get("taxonomy", [])) + len(violations.get("security", []))
     if n_violations:
@@ -98,7 +99,6 @@ def bin_for(
                 "change's complexity): an expert judges it on its evidence",
                 False,
             )
-        modelled = float((replay.get("gains") or {}).get("modelled_action_gain", 0.0))
         if modelled < 0 and score - modelled >= params.mid_score:
             return BinDecision(
                 "MID_CONF",
@@ -122,7 +122,6 @@ def bin_for(
             f"confirmed gain {confirmed:.4f} < {params.min_confirmed_gain} and ActiveCheckCoverage "
             f"{coverage:.2f} < {params.min_coverage}"
         )
-    modelled = float((replay.get("gains") or {}).get("modelled_action_gain", 0.0))
     if modelled > 0 and score - modelled < params.high_score:
         blockers.append(
             f"without the action prior's estimate ({modelled:.4f}) Score(C) is {score - modelled:.4f}: "
